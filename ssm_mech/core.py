@@ -142,8 +142,9 @@ def fft_causal_conv(u, # (b, l, c) input
                     h): # (c, l_h) filter, l_h >= 1 (truncated or zero-padded to l)
     "Causal long convolution $y_{t,c}=\\sum_{s\\le t} h_{c,t-s}u_{s,c}$ via an FFT of size 2l."
     l = u.shape[1]; n = 2 * l
-    U = torch.fft.rfft(u.float(), n=n, dim=1)                     # (b, n/2+1, c)
-    H = torch.fft.rfft(h[..., :l].float(), n=n, dim=-1)           # (c, n/2+1)
+    dt = torch.promote_types(torch.promote_types(u.dtype, h.dtype), torch.float32)  # fp32, or fp64 for fp64 inputs
+    U = torch.fft.rfft(u.to(dt), n=n, dim=1)                      # (b, n/2+1, c)
+    H = torch.fft.rfft(h[..., :l].to(dt), n=n, dim=-1)            # (c, n/2+1)
     y = torch.fft.irfft(U * H.transpose(0, 1), n=n, dim=1)[:, :l] # (b, l, c)
     return y.to(u.dtype)
 
