@@ -1,1 +1,7 @@
+"""Mechanistic evaluation of Transformers and state space models: train small sequence models on in-context retrieval tasks and dissect how they solve them with interchange interventions.
+
+Modules:
+
+- `ssm_mech.recurrent`: Linear-recurrence scans in pure PyTorch, and the recurrent sequence mixers built on them: Mamba (with its short-convolution ablations), DeltaNet, Mamba-2 and gated linear attention, each with named hook points and token-by-token inference."""
+
 __version__ = "0.1.0"

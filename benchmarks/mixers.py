@@ -1,0 +1,163 @@
+"""Forward + backward time of every registered sequence mixer, and of the scans behind the recurrent ones.
+
+Run from the repository root:  OMP_NUM_THREADS=2 .venv/bin/python benchmarks/mixers.py [--quick]
+Prints markdown tables and writes benchmarks/RESULTS.mixers.md.
+
+* Mixers: batch 32, lengths 37 / 128 / 600, widths 64 / 256, fp32, one layer, loss = sum(y * w).
+  Mixers whose factory depends on `layer_idx` (e.g. "based", "base_conv") are timed at layers 0 and 1.
+  Mamba is also timed with the naive per-step-indexing scan (`scan="naive"`), the baseline that
+  reference implementations use; configurations where that baseline is predicted to exceed
+  NAIVE_CAP_S (cubic extrapolation in L from the previous length: the backward's O(L^2)
+  memory traffic grows faster than L^2 once it leaves the caches) are skipped and marked.
+* Scans: the scan alone (a = exp(ΔA), b = ΔBx of Mamba's shape), sequential vs chunked, to back the
+  rule of `ssm_mech.recurrent.pick_scan`; DeltaNet recurrent vs chunkwise, to back its `mode="auto"`.
+Timing: one untimed warm-up when a run takes < 2 s, then the best of REPEATS runs (one run when slow).
+"""
+from __future__ import annotations
+import argparse, inspect, os, platform, sys, time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ssm_mech.core import get_mixer_spec, make_mixer, mixer_names  # noqa: E402
+from ssm_mech import recurrent as R  # noqa: E402
+
+NAIVE_CAP_S = 60.0
+REPEATS = 2
+
+
+def fwd_bwd_time(fn, *shapes, dtype=torch.float32):
+    "Seconds for one forward+backward of `fn` on fresh random inputs of `shapes` (best of a few)."
+    def once():
+        xs = [torch.randn(*s, dtype=dtype, requires_grad=True) for s in shapes]
+        t0 = time.perf_counter()
+        y = fn(*xs)
+        y = y[0] if isinstance(y, tuple) else y
+        (y * torch.randn_like(y)).sum().backward()
+        return time.perf_counter() - t0
+    t = once()
+    if t > 2.0: return t
+    return min(once() for _ in range(REPEATS))
+
+
+def fmt(t): return "—" if t is None else (f"{t * 1000:.0f} ms" if t < 1 else f"{t:.2f} s")
+
+
+def variants(name):
+    "(label, kwargs) pairs to time for mixer `name`."
+    spec = get_mixer_spec(name)
+    layers = [0, 1] if "layer_idx" in inspect.signature(spec.factory).parameters else [0]
+    out = [(name if len(layers) == 1 else f"{name} [layer {i}]", dict(layer_idx=i)) for i in layers]
+    if name == "mamba": out.append(("mamba, naive indexing scan (baseline)", dict(scan="naive")))
+    return out
+
+
+def bench_mixers(widths, lengths, batch):
+    rows, notes = [], []
+    for name in mixer_names():
+        for label, kw in variants(name):
+            row = dict(mixer=label)
+            for d in widths:
+                prev = None  # (length, seconds) for the naive-scan extrapolation
+                for l in lengths:
+                    key = f"d={d}, L={l}"
+                    try: m = make_mixer(name, d, n_layers=2, **kw)
+                    except ValueError as e:
+                        row[key] = "n/a"; notes.append(f"{label} at d={d}: {e}"); continue
+                    if kw.get("scan") == "naive" and prev is not None:
+                        est = prev[1] * (l / prev[0]) ** 3
+                        if est > NAIVE_CAP_S:
+                            row[key] = f"skipped (est. {est:.0f} s)"; continue
+                    t = fwd_bwd_time(m, (batch, l, d))
+                    row[key] = t; prev = (l, t)
+                    print(f"  {label:45s} {key:14s} {fmt(t)}", flush=True)
+            rows.append(row)
+    return rows, notes
+
+
+def bench_scans(batch):
+    rows = []
+    for (b, l, d_in, n) in [(batch, 128, 128, 16), (batch, 600, 128, 16), (batch, 600, 512, 16),
+                            (1, 128, 128, 16), (1, 600, 128, 16), (4, 600, 32, 16)]:
+        a = torch.empty(b, l, d_in, n)  # shape only; the timed decays are sigmoid(randn)
+        fn = lambda a_, b_, f: f(torch.sigmoid(a_), b_)  # noqa: E731
+        r = dict(shape=f"B={b}, L={l}, d_in={d_in}, N={n}", slice=b * d_in * n, auto=R.pick_scan(a))
+        for meth, f in [("sequential", R.sequential_scan), ("chunked", R.chunked_scan)]:
+            r[meth] = fwd_bwd_time(lambda a_, b_: fn(a_, b_, f), a.shape, a.shape)
+        rows.append(r); print("  scan", r, flush=True)
+    return rows
+
+
+def bench_deltanet(batch, widths, lengths):
+    rows = []
+    for d in widths:
+        for l in lengths:
+            r = dict(shape=f"d={d}, L={l}")
+            for mode in ("recurrent", "chunkwise"):
+                # the recurrent form keeps a (b, d, d) state per token for the backward: skip when huge
+                if mode == "recurrent" and 3 * batch * d * d * l * 4 > 4e9:
+                    r[mode] = None; continue
+                r[mode] = fwd_bwd_time(R.DeltaNet(d, mode=mode), (batch, l, d))
+            r["auto"] = R.DeltaNet(d).pick_mode(l)
+            rows.append(r); print("  deltanet", r, flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    batch, widths, lengths = (32, [64, 256], [37, 128, 600]) if not args.quick else (2, [64], [37, 70])
+    threads = torch.get_num_threads()
+    t_start = time.perf_counter()
+    print(f"torch {torch.__version__}, {threads} threads, batch {batch}, fp32")
+    print("mixers:"); rows, notes = bench_mixers(widths, lengths, batch)
+    print("scans:"); scan_rows = bench_scans(batch if not args.quick else 2)
+    print("deltanet forms:"); dn_rows = bench_deltanet(batch, widths, lengths)
+    total = time.perf_counter() - t_start
+
+    cols = [f"d={d}, L={l}" for d in widths for l in lengths]
+    mamba = next((r for r in rows if r["mixer"] == "mamba"), None)
+    out = [f"## Sequence mixers: forward + backward time ({platform.machine()} CPU, {threads} threads, "
+           f"torch {torch.__version__}, fp32, batch {batch})", "",
+           "Produced by `benchmarks/mixers.py` (one mixer layer, no model around it). The machine is shared "
+           "with other jobs, so absolute times are noisy; compare rows measured in the same run (1 thread: with "
+           "another job on one of the 2 cores, 2 OpenMP threads ran ~50× slower than 1). "
+           "Brackets: speed relative to Mamba's default (sequential-scan) path in the same column.", "",
+           "| mixer | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            if isinstance(v, float):
+                rel = f" ({mamba[c] / v:.2g}×)" if mamba and isinstance(mamba.get(c), float) and r is not mamba else ""
+                cells.append(fmt(v) + rel)
+            else: cells.append(v or "—")
+        out.append(f"| {r['mixer']} | " + " | ".join(cells) + " |")
+    if notes: out += ["", "Not built: " + "; ".join(sorted(set(notes)))]
+    out += ["", "### Scans alone (fwd + bwd; a, b of Mamba's (B, L, d_in, N) shape)", "",
+            "| shape | elements per time step | sequential | chunked | chunked / sequential | `pick_scan` |",
+            "|---|---|---|---|---|---|"]
+    for r in scan_rows:
+        out.append(f"| {r['shape']} | {r['slice']} | {fmt(r['sequential'])} | {fmt(r['chunked'])} | "
+                   f"{r['chunked'] / r['sequential']:.2f} | {r['auto']} |")
+    out += ["", "### DeltaNet: recurrent vs chunkwise form (whole mixer, 1 head, fwd + bwd)", "",
+            "| shape | recurrent | chunkwise | recurrent / chunkwise | `mode=\"auto\"` picks |", "|---|---|---|---|---|"]
+    for r in dn_rows:
+        ratio = f"{r['recurrent'] / r['chunkwise']:.2f}" if r["recurrent"] else "—"
+        rec = fmt(r["recurrent"]) if r["recurrent"] else "skipped (> 4 GB of saved states)"
+        out.append(f"| {r['shape']} | {rec} | {fmt(r['chunkwise'])} | {ratio} | {r['auto']} |")
+    out += ["", f"Total benchmark time: {total:.0f} s."]
+    text = "\n".join(out) + "\n"
+    print("\n" + text)
+    if not args.quick:
+        (Path(__file__).parent / "RESULTS.mixers.md").write_text(text)
+
+
+if __name__ == "__main__":
+    # On a shared CPU, more OpenMP threads than idle cores makes every op wait at barriers: with another
+    # job on one of 2 cores, OMP_NUM_THREADS=2 measured 50x slower than 1 thread. Use 1 thread there.
+    if "OMP_NUM_THREADS" not in os.environ: print("note: set OMP_NUM_THREADS (1 on a shared CPU)")
+    main()
