@@ -42,9 +42,9 @@ from einops import einsum, rearrange
 from .core import HookPoint, ShortConv, register_mixer
 
 # %% auto #0
-__all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan', 'pick_scan',
-           'scan', 'RMSNorm', 'hooks_active', 'Mamba', 'mamba_kernels', 'delta_rule_recurrent', 'delta_rule_chunkwise',
-           'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLA']
+__all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
+           'pick_scan', 'scan', 'RMSNorm', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'mamba_kernels',
+           'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
 def sequential_scan(a, # (b, l, ...) decays, broadcastable to `b`
@@ -150,13 +150,13 @@ class Mamba(nn.Module):
                  expand:int=2, # E, d_inner = E * d_model
                  dt_rank:int|str="auto", # r, "auto" = ceil(d_model / 16)
                  dt_min:float=1e-3, dt_max:float=0.1, dt_init_floor:float=1e-4, # Δ₀ init range and floor
-                 scan:str="auto", # scan method, see `SCAN_METHODS`
+                 scan:str="auto", # one of `MAMBA_SCANS`; "auto" = "selective", the fused `selective_scan`
                  use_fast_path:bool=True): # use mamba-ssm's CUDA kernels when possible
         super().__init__()
         if not (isinstance(d_conv, int) and d_conv >= 0): raise ValueError(f"d_conv must be an integer >= 0, got {d_conv!r}")
         if not (isinstance(d_state, int) and d_state >= 1): raise ValueError(f"d_state must be a positive integer, got {d_state!r}")
         if not (isinstance(expand, int) and expand >= 1): raise ValueError(f"expand must be a positive integer, got {expand!r}")
-        if scan not in SCAN_METHODS: raise ValueError(f"scan must be one of {SCAN_METHODS}, got {scan!r}")
+        if scan not in MAMBA_SCANS: raise ValueError(f"scan must be one of {MAMBA_SCANS}, got {scan!r}")
         if dt_rank == "auto": dt_rank = math.ceil(d_model / 16)
         if not (isinstance(dt_rank, int) and dt_rank >= 1): raise ValueError(f"dt_rank must be 'auto' or a positive integer, got {dt_rank!r}")
         self.d_model, self.d_state, self.d_conv, self.dt_rank = d_model, d_state, d_conv, dt_rank
@@ -178,6 +178,74 @@ class Mamba(nn.Module):
             setattr(self, f"hook_{name}", HookPoint())
 
 # %% ../nbs/03_recurrent.ipynb #9d3e318b
+MAMBA_SCANS = ("auto", "selective", "sequential", "chunked", "naive")  # Mamba's `scan` options
+_LOG2E = 1.4426950408889634  # e^z = 2^(z log2 e)
+
+class SelectiveScan(torch.autograd.Function):
+    "Mamba's scan $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$, $y_t = \\langle s_t, C_t\\rangle$, with a hand-written backward."
+    @staticmethod
+    def forward(ctx, delta, A, B, C, x, h0):
+        b, l, d = delta.shape
+        dl, xt = (t.transpose(0, 1).contiguous() for t in (delta, x))  # (l, b, d_in): time-major
+        Bt, Ct = (t.transpose(0, 1).contiguous() for t in (B, C))  # (l, b, n)
+        At = A.t().contiguous()                                   # (n, d_in)
+        u = dl * xt                                               # (l, b, d_in): Δ x
+        keep = any(ctx.needs_input_grad)                          # store the states for backward?
+        dA = dl.new_empty(b, A.shape[1], d)                       # (b, n, d_in): e^{Δ_t A}, one step
+        hs = dl.new_empty(l if keep else 2, b, A.shape[1], d)     # (l, b, n, d_in): states
+        y = dl.new_empty(l, b, 1, d)                              # (l, b, 1, d_in)
+        h, A2 = (None if h0 is None else h0.transpose(1, 2)), At * _LOG2E  # (b, n, d_in), (n, d_in)
+        for t in range(l):
+            s_t = hs[t] if keep else hs[t % 2]
+            a_t = torch.mul(dl[t, :, None, :], A2, out=dA).exp2_()  # (b, n, d_in): e^{Δ_t A}
+            torch.mul(u[t, :, None, :], Bt[t, :, :, None], out=s_t)  # (b, n, d_in): Δ_t B_t x_t
+            if h is not None: s_t.addcmul_(a_t, h)                # + e^{Δ_t A} s_{t-1}
+            torch.bmm(Ct[t, :, None, :], s_t, out=y[t])           # (b, 1, d_in): <s_t, C_t>
+            h = s_t
+        if keep: ctx.save_for_backward(dl, At, Bt, Ct, xt, u, h0, hs)
+        return y.view(l, b, d).transpose(0, 1), h.transpose(1, 2).contiguous()  # (b, l, d_in), (b, d_in, n)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, gy, gh_last):                               # (b, l, d_in), (b, d_in, n)
+        dl, At, Bt, Ct, xt, u, h0, hs = ctx.saved_tensors
+        l, b, n, d = hs.shape
+        gyt = gy.transpose(0, 1).contiguous()                     # (l, b, d_in)
+        gB, gC = gy.new_empty(l, b, n), gy.new_empty(l, b, n)     # ∂B, ∂C
+        gu, gdz = gy.new_empty(l, b, 1, d), gy.new_zeros(l, b, d) # ∂(Δx); ∂Δ through e^{ΔA}
+        gA, gz = gy.new_zeros(b, n, d), gy.new_empty(b, n, d)     # ∂A per batch row; ∂(Δ_t A)
+        gs, dA = gy.new_empty(2, b, n, d), gy.new_empty(2, b, n, d)  # ∂s_t and e^{Δ_t A} of steps t, t+1
+        tmp, A2 = gy.new_empty(b, n, d), At * _LOG2E              # scratch (no per-step allocation), (n, d_in)
+        h0t = None if h0 is None else h0.transpose(1, 2)          # (b, n, d_in)
+        g = gh_last.transpose(1, 2)                               # (b, n, d_in): ∂s_t, run backwards
+        for t in reversed(range(l)):
+            a_t = torch.mul(dl[t, :, None, :], A2, out=dA[t % 2]).exp2_()  # (b, n, d_in): recomputed e^{Δ_t A}
+            g_t = torch.mul(gyt[t, :, None, :], Ct[t, :, :, None], out=gs[t % 2])  # (b, n, d_in): through y_t
+            g = g_t.add_(g) if t == l - 1 else g_t.addcmul_(a_next, g)  # + through s_{t+1}
+            a_next = a_t
+            torch.sum(torch.mul(hs[t], gyt[t, :, None, :], out=tmp), -1, out=gC[t])  # (b, n)
+            torch.sum(torch.mul(g, u[t, :, None, :], out=tmp), -1, out=gB[t])  # (b, n)
+            torch.bmm(Bt[t, :, None, :], g, out=gu[t])            # (b, 1, d_in)
+            h_prev = hs[t - 1] if t > 0 else h0t
+            if h_prev is None: continue                           # s_{-1} = 0: the decay has no gradient
+            torch.mul(g, h_prev, out=gz).mul_(a_t)                # (b, n, d_in): ∂(Δ_t A)
+            gA.addcmul_(gz, dl[t, :, None, :])                    # (b, n, d_in)
+            torch.sum(gz.mul_(At), 1, out=gdz[t])                 # (b, d_in)
+        gu = gu.view(l, b, d)                                     # (l, b, d_in)
+        gh0 = None if h0 is None else (a_next * g).transpose(1, 2)  # (b, d_in, n)
+        return (gdz.add_(gu * xt).transpose(0, 1), gA.sum(0).t(), gB.transpose(0, 1),
+                gC.transpose(0, 1), (gu * dl).transpose(0, 1), gh0)
+
+def selective_scan(delta, # (b, l, d_in) step sizes Δ > 0
+                   A, # (d_in, n) negative state matrix (diagonal per channel)
+                   B, # (b, l, n) input maps
+                   C, # (b, l, n) output maps
+                   x, # (b, l, d_in) SSM input
+                   h0=None): # (b, d_in, n) initial state, zeros if None
+    "$y_t=\\langle s_t, C_t\\rangle$ (b, l, d_in) and the last state (b, d_in, n) of $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$."
+    return SelectiveScan.apply(delta, A, B, C, x, h0)
+
+# %% ../nbs/03_recurrent.ipynb #b968e92f
 def _mamba_ssm(self:Mamba, x, h0=None):
     "Steps 3-5: x (b, l, d_in) -> (y (b, l, d_in), last state (b, d_in, n))."
     ct = _compute_dtype(x)
@@ -186,11 +254,15 @@ def _mamba_ssm(self:Mamba, x, h0=None):
     delta, B, C = self.hook_delta(delta), self.hook_B(B), self.hook_C(C)
     A = -torch.exp(self.A_log.to(ct))                             # (d_in, n)
     xf = x.to(ct)                                                 # (b, l, d_in)
-    dA = torch.exp(einsum(delta, A, "b l d, d n -> b l d n"))     # (b, l, d_in, n), in (0, 1)
-    dBx = einsum(delta * xf, B.to(ct), "b l d, b l n -> b l d n") # (b, l, d_in, n)
-    hs = scan(dA, dBx, h0, self.scan)                             # (b, l, d_in, n)
-    y = einsum(hs, C.to(ct), "b l d n, b l n -> b l d") + xf * self.D.to(ct)  # (b, l, d_in)
-    return y.to(x.dtype), hs[:, -1]
+    if self.scan in ("auto", "selective"):
+        y, h = selective_scan(delta, A, B.to(ct), C.to(ct), xf, h0)  # (b, l, d_in), (b, d_in, n)
+    else:
+        dA = torch.exp(einsum(delta, A, "b l d, d n -> b l d n")) # (b, l, d_in, n), in (0, 1)
+        dBx = einsum(delta * xf, B.to(ct), "b l d, b l n -> b l d n")  # (b, l, d_in, n)
+        hs = scan(dA, dBx, h0, self.scan)                         # (b, l, d_in, n)
+        y, h = einsum(hs, C.to(ct), "b l d n, b l n -> b l d"), hs[:, -1]  # (b, l, d_in), (b, d_in, n)
+    y = y + xf * self.D.to(ct)                                    # (b, l, d_in)
+    return y.to(x.dtype), h
 
 def _mamba_forward(self:Mamba, u):
     "u (b, l, d) -> (b, l, d)."
