@@ -22,6 +22,7 @@ for cell in nb["cells"]:
             elif "text/plain" in data: parts.append("```\n" + "".join(data["text/plain"]) + "\n```")
             elif out.get("output_type") == "stream": parts.append("```\n" + "".join(out["text"]) + "\n```")
 text = "\n\n".join(parts).strip() + "\n"
-text = text.replace("](nbs/", "](nbs/")
+import re
+text = re.sub(r"\]\((\d\d_[^)]+\.ipynb)\)", r"](nbs/\1)", text)   # chapter links from the repository root
 (root / "README.md").write_text(text)
 print(f"wrote README.md ({len(text)} characters)")
