@@ -6,8 +6,9 @@ Docs: https://ssm-mech.github.io/ssm_mech/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #01bbbbbb
 from __future__ import annotations
-import importlib, inspect, math, os
+import importlib, inspect, math, os, tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -16,8 +17,8 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['BUILTIN_MIXER_MODULES', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer', 'mixer_names', 'get_mixer_spec',
-           'make_mixer', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'pick_device',
-           'in_test']
+           'make_mixer', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm',
+           'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #067066b7
 class HookPoint(nn.Module):
@@ -158,6 +159,27 @@ def implicit_positions(l_max:int=1024, emb_dim:int=3) -> torch.Tensor:
     f = torch.linspace(1e-4, bands - 1, bands)[None, None]               # (1, 1, bands)
     z = torch.exp(-1j * f * w)                                           # (1, l_max, bands)
     return torch.cat([t, z.real, z.imag], dim=-1)                        # (1, l_max, emb_dim)
+
+# %% ../nbs/00_core.ipynb #366175bc
+class RMSNorm(nn.Module):
+    "Root-mean-square norm over the last axis with a learned weight (no bias)."
+    def __init__(self, dim:int, eps:float=1e-5):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.ones(dim))
+    def forward(self, x):                                         # x: (..., dim)
+        xf = x.to(torch.promote_types(x.dtype, torch.float32))
+        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., dim)
+        return y.to(x.dtype) * self.weight
+
+def atomic_write(path, write_fn):
+    "Call `write_fn(tmp_path)` then rename the temporary file onto `path` (same directory)."
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write_fn(tmp); os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
 
 # %% ../nbs/00_core.ipynb #d954c427
 def pick_device(device:str|None=None) -> torch.device:

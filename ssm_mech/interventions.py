@@ -18,7 +18,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core import HookPoint, hook_points
-from .model import LanguageModel, load_model, atomic_write
+from .core import atomic_write
+from .model import LanguageModel, load_model
 
 # %% auto #0
 __all__ = ['NAMED_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens', 'hooks_removed_after', 'cache_activations',

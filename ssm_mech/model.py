@@ -15,12 +15,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import save_file, load_file
 
-from .core import HookPoint, hook_points, make_mixer, get_mixer_spec, pick_device
+from .core import HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device
 from .mixers import MLP
 
 # %% auto #0
-__all__ = ['ModelConfig', 'RMSNorm', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'atomic_write', 'save_model',
-           'load_model']
+__all__ = ['ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'save_model', 'load_model']
 
 # %% ../nbs/04_model.ipynb #01a75bbb
 @dataclass
@@ -60,16 +59,6 @@ class ModelConfig:
     def block(self) -> str:
         "The residual block the mixer needs: 'transformer' or 'mamba'."
         return get_mixer_spec(self.mixer).block
-
-# %% ../nbs/04_model.ipynb #21ad1d5e
-class RMSNorm(nn.Module):
-    "Root-mean-square norm with a learned scale and no bias."
-    def __init__(self, d:int, eps:float=1e-5):
-        super().__init__(); self.eps = eps; self.weight = nn.Parameter(torch.ones(d))
-    def forward(self, x):                                                  # (b, l, d)
-        xf = x.float()
-        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)  # (b, l, d)
-        return (y * self.weight).to(x.dtype)
 
 # %% ../nbs/04_model.ipynb #4673e314
 class Block(nn.Module):
@@ -163,16 +152,6 @@ def n_params(model:nn.Module, trainable_only:bool=False) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
 
 # %% ../nbs/04_model.ipynb #40abb647
-def atomic_write(path, write_fn):
-    "Call `write_fn(tmp_path)` then rename the temporary file onto `path` (same directory)."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write_fn(tmp); os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
-
 def save_model(model:LanguageModel, path):
     "Write `path`.safetensors and `path`.json (weights and config)."
     path = Path(path)

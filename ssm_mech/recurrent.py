@@ -39,11 +39,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 from einops import einsum, rearrange
 
-from .core import HookPoint, ShortConv, register_mixer
+from .core import HookPoint, ShortConv, RMSNorm, register_mixer
 
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
-           'pick_scan', 'scan', 'RMSNorm', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'mamba_kernels',
+           'pick_scan', 'scan', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'mamba_kernels',
            'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
@@ -116,16 +116,6 @@ def scan(a, # (b, l, ...) decays in (0, 1], broadcastable to `b`
     return fn(a, b, h0)
 
 # %% ../nbs/03_recurrent.ipynb #5c8b3819
-class RMSNorm(nn.Module):
-    "Root-mean-square norm over the last axis with a learned weight (no bias)."
-    def __init__(self, dim:int, eps:float=1e-5):
-        super().__init__()
-        self.eps, self.weight = eps, nn.Parameter(torch.ones(dim))
-    def forward(self, x):                                         # x: (..., dim)
-        xf = x.to(torch.promote_types(x.dtype, torch.float32))
-        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., dim)
-        return y.to(x.dtype) * self.weight
-
 def hooks_active(module:nn.Module) -> bool:
     "True if a forward (pre-)hook is registered on any `HookPoint` below `module`, or globally."
     from torch.nn.modules import module as _m

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from tqdm.auto import tqdm
 
-from .model import atomic_write
+from .core import atomic_write
 from .train import ExperimentConfig, apply_overrides, experiment_preset, read_status
 
 # %% auto #0

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .core import atomic_write
+
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'RESERVED', 'N_SPECIAL', 'SPECIAL_NAMES', 'IGNORE_INDEX', 'POSITION_NAMES', 'SPLITS',
            'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'PRESETS', 'POSITION_COLOURS', 'ARConfig', 'ATRConfig',
@@ -682,13 +684,9 @@ def save_splits(path, cfg, splits:dict):
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     flat = _flatten(cfg, splits)
     meta = json.dumps({"config": cfg.to_dict(), "digest": _digest(flat), "format": CACHE_FORMAT})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh: np.savez(fh, __meta__=np.frombuffer(meta.encode(), np.uint8), **flat)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.remove(tmp)
-        raise
+    def _write(tmp):
+        with open(tmp, "wb") as fh: np.savez(fh, __meta__=np.frombuffer(meta.encode(), np.uint8), **flat)
+    atomic_write(path, _write)
 
 def load_splits(path, cfg) -> dict:
     "Read splits written by `save_splits`, checking the config and the digest (`ValueError` if they differ)."

@@ -19,7 +19,8 @@ from tqdm.auto import tqdm
 
 from .core import pick_device, in_test
 from .tasks import build_datasets, task_config_from_dict, task_preset
-from .model import ModelConfig, LanguageModel, atomic_write, save_model, load_model, n_params
+from .core import atomic_write
+from .model import ModelConfig, LanguageModel, save_model, load_model, n_params
 
 # %% auto #0
 __all__ = ['EXPERIMENT_PRESETS', 'TrainConfig', 'ExperimentConfig', 'apply_overrides', 'parse_value', 'lr_at', 'supervised_loss',
