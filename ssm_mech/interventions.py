@@ -22,9 +22,10 @@ from .core import atomic_write
 from .model import LanguageModel, load_model
 
 # %% auto #0
-__all__ = ['NAMED_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens', 'hooks_removed_after', 'cache_activations',
-           'patched', 'forward_from', 'SweepResult', 'patch_sweep', 'all_sites', 'resid_sites', 'Verdict',
-           'mechanism_verdict', 'MechanismLogger', 'parse_site', 'plot_association', 'dissect_run']
+__all__ = ['NAMED_POSITIONS', 'VERDICT_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens', 'hooks_removed_after',
+           'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep', 'all_sites', 'resid_sites',
+           'Verdict', 'decide_mechanism', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
+           'MechanismLogger', 'parse_site', 'plot_association', 'dissect_run']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
 NAMED_POSITIONS = ("key", "value", "next_key", "divider", "query", "answer")
@@ -262,33 +263,75 @@ class Verdict:
     reason: str
     accuracy: float
     o_minus_c: float
-    association: dict                   # {'value': .., 'key': .., 'query': ..} at the last layer's input
+    association: dict                   # {'value': .., 'key': .., 'query': ..} at the input of `layer`
     conv: dict | None = None            # layer-0 conv output association at value / next_key / value+2
+    layer: int | None = None            # the layer at whose input the rule was read (None: 1-layer model)
+    by_layer: dict | None = None        # {layer: {'value': .., 'key': .., 'query': ..}} for every layer >= 1
     def __str__(self): return f"{self.mechanism} ({self.reason})"
 
+VERDICT_POSITIONS = ("value", "key", "query")
+
+def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'query': a}} at each layer input >= 1
+                     accuracy:float, o_minus_c:float, min_accuracy:float=0.5, min_effect:float=0.1,
+                     high:float=0.5, margin:float=0.2) -> tuple:
+    "The verdict rule of this page: (mechanism, reason, deciding layer, its associations)."
+    layers = sorted(by_layer)
+    def q_has_it(a): return a["query"] >= high and a["query"] >= a["value"] + margin
+    decide = next((l for l in reversed(layers) if not q_has_it(by_layer[l])), 0) if layers else None
+    shown = by_layer.get(max(decide, 1)) if decide is not None else None
+    nums = lambda a: f"value {a['value']:.2f}, key {a['key']:.2f}, query {a['query']:.2f}"
+    if accuracy < min_accuracy: return "unresolved", f"accuracy {accuracy:.2f} < {min_accuracy}: the task is not solved", decide, shown
+    if o_minus_c < min_effect: return "unresolved", f"O - C = {o_minus_c:.2f} < {min_effect}: the corruption barely matters", decide, shown
+    if decide is None: return "unresolved", "one layer: no residual stream between mixing layers to patch", None, None
+    a = shown
+    at = f" at the input of layer {max(decide, 1)}" if len(layers) > 1 else ""
+    if decide == 0: return "direct retrieval", f"answer at the query by the input of layer 1: {nums(a)}", decide, a
+    if a["value"] >= high and a["value"] >= max(a["key"], a["query"]) + margin: return "induction", nums(a) + at, decide, a
+    if max(a["query"], a["key"]) >= high and max(a["query"], a["key"]) >= a["value"] + margin:
+        return "direct retrieval", nums(a) + at, decide, a
+    return "unresolved", f"mixed evidence: {nums(a)}{at}", decide, a
+
+def verdict_sites(n_layers:int) -> list:
+    "The sites the verdict patches: value, key and query at the input of every layer >= 1."
+    return [Site(f"blocks.{l}.hook_resid_pre", p) for l in range(1, n_layers) for p in VERDICT_POSITIONS]
+
+def _by_layer(summary:pd.DataFrame, corruption:str="key") -> dict:
+    "{layer: {position: association}} of the verdict sites found in a patching summary."
+    s = summary[(summary.corruption == corruption) & summary.hook.str.match(r"blocks\.\d+\.hook_resid_pre$")
+                & summary.position.astype(str).isin(VERDICT_POSITIONS) & (summary.layer >= 1)]
+    out = {}
+    for r in s.itertuples(): out.setdefault(int(r.layer), {})[str(r.position)] = float(r.association)
+    return {l: a for l, a in out.items() if set(a) == set(VERDICT_POSITIONS)}
+
+def verdict_from_summary(summary:pd.DataFrame,   # a patching table (`SweepResult.summary`, `patching.csv`) with the verdict sites
+                         accuracy:float, n_layers:int, **thresholds) -> Verdict:
+    "The mechanism verdict of a stored patching table (the same rule as `mechanism_verdict`)."
+    by_layer = _by_layer(summary)
+    missing = [l for l in range(1, n_layers) if l not in by_layer]
+    if missing: raise ValueError(f"the patching table lacks value/key/query at the input of layer(s) {missing} (key corruption)")
+    s = summary[summary.corruption == "key"]
+    if s.empty: raise ValueError("the patching table has no key-corruption rows")
+    o_c = float(s.O.iloc[0] - s.C.iloc[0])
+    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, **thresholds)
+    return Verdict(mech, why, accuracy, o_c, a, None, layer, by_layer)
+
 def mechanism_verdict(model:LanguageModel, tokens, positions, classes:dict, accuracy:float | None = None,
-                      seed:int=0, min_accuracy:float=0.5, min_effect:float=0.1, high:float=0.5,
-                      margin:float=0.2) -> Verdict:
+                      seed:int=0, **thresholds) -> Verdict:
     "Decide induction / direct retrieval / unresolved from key-corruption patching (thresholds on the page)."
-    last = len(model.blocks) - 1
-    sites = [Site(f"blocks.{last}.hook_resid_pre", p) for p in ("value", "key", "query")]
+    sites = verdict_sites(len(model.blocks))
     conv_hook = "blocks.0.mixer.hook_conv_out"
     has_conv = conv_hook in model.hook_names() and model.config.block == "mamba"
     if has_conv: sites += [Site(conv_hook, p) for p in ("value", "next_key", "value+2")]
+    if not sites: sites = [Site("blocks.0.hook_resid_pre", "query")]      # 1 layer: only O and C are needed
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key",), classes=classes, seed=seed).summary
-    a = {s.position: float(res.association[i]) for i, s in enumerate(sites[:3])}
     conv = {s.position: float(res.association[i]) for i, s in enumerate(sites) if s.hook == conv_hook} if has_conv else None
     o_c = float(res.O[0] - res.C[0])
     if accuracy is None:
         acc_logits = model.logits(model.hidden(tokens)[torch.arange(len(tokens)), positions["query"]])
         accuracy = (acc_logits.argmax(-1) == _answers(tokens, positions)).float().mean().item()
-    nums = f"value {a['value']:.2f}, key {a['key']:.2f}, query {a['query']:.2f}"
-    if accuracy < min_accuracy: mech, why = "unresolved", f"accuracy {accuracy:.2f} < {min_accuracy}: the task is not solved"
-    elif o_c < min_effect: mech, why = "unresolved", f"O - C = {o_c:.2f} < {min_effect}: the corruption barely matters"
-    elif a["value"] >= high and a["value"] >= max(a["key"], a["query"]) + margin: mech, why = "induction", nums
-    elif max(a["query"], a["key"]) >= high and max(a["query"], a["key"]) >= a["value"] + margin: mech, why = "direct retrieval", nums
-    else: mech, why = "unresolved", f"mixed evidence: {nums}"
-    return Verdict(mech, why, accuracy, o_c, a, conv)
+    by_layer = _by_layer(res)
+    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, **thresholds)
+    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer)
 
 # %% ../nbs/06_interventions.ipynb #51bde1e4
 class MechanismLogger:
@@ -351,7 +394,8 @@ def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | N
                   for p in ("key", "value", "next_key", "value+2", "query")]
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=classes, seed=seed)
     out = {"mechanism": verdict.mechanism, "reason": verdict.reason, "accuracy": acc, "o_minus_c": verdict.o_minus_c,
-           "association": verdict.association, "conv": verdict.conv, "n": len(tokens), "split": split, "seed": seed}
+           "association": verdict.association, "conv": verdict.conv, "layer": verdict.layer,
+           "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
     if save:
         import matplotlib.pyplot as plt
         atomic_write(run_dir / "patching.csv", lambda t: res.summary.to_csv(t, index=False))
