@@ -47,8 +47,8 @@ def demo(out="runs/demo", steps:int | None = None, n:int=512, progress:bool=True
     out = Path(out); rows = []
     for name, cfg in demo_configs(steps).items():
         t0 = time.time()
-        res = train(cfg, out / name, resume=True, progress=progress)
-        mech = dissect_run(out / name, n=n)
+        res = train(cfg, out / name, resume=True, progress=progress, cache_dir=out / "cache")
+        mech = dissect_run(out / name, n=n, cache_dir=out / "cache")      # the task is generated once, then read back
         a = mech["association"]
         rows.append({"model": name, "test acc": round(res.metrics["test"]["acc"], 3),
                      "assoc@value": round(a["value"], 2), "assoc@key": round(a["key"], 2),

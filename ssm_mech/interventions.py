@@ -22,10 +22,10 @@ from .core import atomic_write
 from .model import LanguageModel, load_model
 
 # %% auto #0
-__all__ = ['NAMED_POSITIONS', 'VERDICT_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens', 'hooks_removed_after',
-           'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep', 'all_sites', 'resid_sites',
-           'Verdict', 'decide_mechanism', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
-           'MechanismLogger', 'parse_site', 'plot_association', 'dissect_run']
+__all__ = ['NAMED_POSITIONS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
+           'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep',
+           'all_sites', 'resid_sites', 'Verdict', 'decide_mechanism', 'verdict_sites', 'verdict_from_summary',
+           'mechanism_verdict', 'MechanismLogger', 'parse_site', 'dissect_run']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
 NAMED_POSITIONS = ("key", "value", "next_key", "divider", "query", "answer")
@@ -183,13 +183,15 @@ def patch_sweep(model:LanguageModel,
                 ) -> SweepResult:
     "Patch every site from the clean into the counterfactual run; see the page for the metrics."
     model.eval(); dev = next(model.parameters()).device
-    sites = [s if isinstance(s, Site) else Site(*s) for s in sites]
+    sites = [_resolve_block(s if isinstance(s, Site) else Site(*s), len(model.blocks)) for s in sites]
     tokens = tokens.to(dev); positions = {k: v.to(dev) for k, v in positions.items()}
     n, L = tokens.shape
     read_at = resolve_positions(read, positions, L)
     answer = _answers(tokens, positions)
     site_idx = {s: resolve_positions(s.position, positions, L) for s in sites}
     corr = corruptions if isinstance(corruptions, dict) else {c: None for c in corruptions}
+    with cache_activations(model, {(s.hook, str(s.position)): site_idx[s] for s in sites}) as clean:   # one clean run for all corruptions
+        O, O_logit, lp_clean = _scores(model.logits(model.hidden(tokens)[torch.arange(n, device=dev), read_at]), answer)
     ex_rows, sum_rows = [], []
     for ci, (cname, fn) in enumerate(corr.items()):
         if fn is None:
@@ -198,8 +200,6 @@ def patch_sweep(model:LanguageModel,
             cf = corrupt_tokens(tokens.cpu(), {k: v.cpu() for k, v in positions.items()}, cname, classes[cname], seed + ci).to(dev)
         else:
             cf = fn(tokens.clone(), positions, torch.Generator().manual_seed(seed + ci)).to(dev)
-        with cache_activations(model, {(s.hook, str(s.position)): site_idx[s] for s in sites}) as clean:
-            O, O_logit, lp_clean = _scores(model.logits(model.hidden(tokens)[torch.arange(n, device=dev), read_at]), answer)
         inputs, cf_logits = _block_inputs(model, cf, read_at)
         C, C_logit, _ = _scores(cf_logits, answer)
         R = torch.empty(len(sites), n, device=dev); R_logit = torch.empty_like(R); KL = torch.empty_like(R)
@@ -240,6 +240,11 @@ def patch_sweep(model:LanguageModel,
                                              best=(best == i).cpu().numpy())))
     examples = pd.concat(ex_rows, ignore_index=True) if ex_rows else pd.DataFrame()
     return SweepResult(examples, pd.DataFrame(sum_rows))
+
+def _resolve_block(site:Site, n_blocks:int) -> Site:
+    "`blocks.-1.…` (counted from the last block) as the block's index."
+    m = re.match(r"blocks\.(-\d+)\.(.+)$", site.hook)
+    return Site(f"blocks.{n_blocks + int(m.group(1))}.{m.group(2)}", site.position) if m else site
 
 def _start(site:Site, model) -> int:
     "Block to restart from for a patch at `site` (-1: from the tokens)."
@@ -291,9 +296,18 @@ def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'q
         return "direct retrieval", nums(a) + at, decide, a
     return "unresolved", f"mixed evidence: {nums(a)}{at}", decide, a
 
-def verdict_sites(n_layers:int) -> list:
-    "The sites the verdict patches: value, key and query at the input of every layer >= 1."
-    return [Site(f"blocks.{l}.hook_resid_pre", p) for l in range(1, n_layers) for p in VERDICT_POSITIONS]
+CONV_POSITIONS = ("value", "next_key", "value+2")   # where a short convolution can bind key and value
+
+def _conv_hook(model:LanguageModel) -> str | None:
+    "Layer 0's convolution output of a Mamba-style mixer, if the model has one."
+    h = "blocks.0.mixer.hook_conv_out"
+    return h if model.config.block == "mamba" and h in model.hook_names() else None
+
+def verdict_sites(model:LanguageModel) -> list:
+    "The sites the verdict patches: value, key and query at the input of every layer >= 1 (and the layer-0 conv output)."
+    sites = [Site(f"blocks.{l}.hook_resid_pre", p) for l in range(1, len(model.blocks)) for p in VERDICT_POSITIONS]
+    conv = _conv_hook(model)
+    return sites + ([Site(conv, p) for p in CONV_POSITIONS] if conv else [])
 
 def _by_layer(summary:pd.DataFrame, corruption:str="key") -> dict:
     "{layer: {position: association}} of the verdict sites found in a patching summary."
@@ -312,26 +326,20 @@ def verdict_from_summary(summary:pd.DataFrame,   # a patching table (`SweepResul
     s = summary[summary.corruption == "key"]
     if s.empty: raise ValueError("the patching table has no key-corruption rows")
     o_c = float(s.O.iloc[0] - s.C.iloc[0])
+    cs = s[(s.hook == "blocks.0.mixer.hook_conv_out") & s.position.astype(str).isin(CONV_POSITIONS)]
+    conv = {str(r.position): float(r.association) for r in cs.itertuples()} or None
     mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, **thresholds)
-    return Verdict(mech, why, accuracy, o_c, a, None, layer, by_layer)
+    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer)
 
 def mechanism_verdict(model:LanguageModel, tokens, positions, classes:dict, accuracy:float | None = None,
                       seed:int=0, **thresholds) -> Verdict:
     "Decide induction / direct retrieval / unresolved from key-corruption patching (thresholds on the page)."
-    sites = verdict_sites(len(model.blocks))
-    conv_hook = "blocks.0.mixer.hook_conv_out"
-    has_conv = conv_hook in model.hook_names() and model.config.block == "mamba"
-    if has_conv: sites += [Site(conv_hook, p) for p in ("value", "next_key", "value+2")]
-    if not sites: sites = [Site("blocks.0.hook_resid_pre", "query")]      # 1 layer: only O and C are needed
+    sites = verdict_sites(model) or [Site("blocks.0.hook_resid_pre", "query")]   # 1 layer: only O and C are needed
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key",), classes=classes, seed=seed).summary
-    conv = {s.position: float(res.association[i]) for i, s in enumerate(sites) if s.hook == conv_hook} if has_conv else None
-    o_c = float(res.O[0] - res.C[0])
     if accuracy is None:
         acc_logits = model.logits(model.hidden(tokens)[torch.arange(len(tokens)), positions["query"]])
         accuracy = (acc_logits.argmax(-1) == _answers(tokens, positions)).float().mean().item()
-    by_layer = _by_layer(res)
-    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, **thresholds)
-    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer)
+    return verdict_from_summary(res, accuracy, len(model.blocks), **thresholds)
 
 # %% ../nbs/06_interventions.ipynb #51bde1e4
 class MechanismLogger:
@@ -355,21 +363,6 @@ def parse_site(text:str) -> Site:
     hook, pos = text.rsplit("@", 1)
     return Site(hook.strip(), int(pos) if pos.strip().lstrip("-").isdigit() else pos.strip())
 
-# %% ../nbs/06_interventions.ipynb #4326311f
-def plot_association(summary:pd.DataFrame, corruption:str="key", point:str="hook_resid_pre", ax=None, title=None):
-    "Heatmap of association over (layer, position) for the residual point `point` of every block."
-    import matplotlib.pyplot as plt
-    s = summary[(summary.corruption == corruption) & summary.hook.str.endswith("." + point)]
-    grid = s.pivot_table(index="layer", columns="position", values="association", sort=False)
-    grid = grid[[p for p in NAMED_POSITIONS if p in grid.columns] + [p for p in grid.columns if p not in NAMED_POSITIONS]]
-    if ax is None: _, ax = plt.subplots(figsize=(1.0 + 0.9 * grid.shape[1], 0.8 + 0.6 * grid.shape[0]))
-    im = ax.imshow(grid.values, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30); ax.set_yticks(range(grid.shape[0]), [f"layer {i}" for i in grid.index])
-    for (i, j), v in np.ndenumerate(grid.values): ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
-    ax.set_title(title or f"association ({corruption} corrupted, {point})", fontsize=9)
-    ax.figure.colorbar(im, ax=ax, fraction=0.046)
-    return ax
-
 # %% ../nbs/06_interventions.ipynb #862034f2
 def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | None = None, cache_dir=None,
                 save:bool=True) -> dict:
@@ -387,20 +380,22 @@ def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | N
     tokens, positions = ds.tokens[:n], {k: v[:n] for k, v in ds.positions.items()}
     classes = token_classes(cfg.task)
     acc = evaluate(model, ds)["acc"]
-    verdict = mechanism_verdict(model, tokens, positions, classes, accuracy=acc, seed=seed)
     sites = [parse_site(s) if isinstance(s, str) else s for s in sites] if sites else resid_sites(model)
-    if verdict.conv is not None and not any(s.hook.endswith("hook_conv_out") for s in sites):
+    if _conv_hook(model) and not any(s.hook.endswith("hook_conv_out") for s in sites):
         sites += [Site(f"blocks.{i}.mixer.hook_conv_out", p) for i in range(len(model.blocks))
                   for p in ("key", "value", "next_key", "value+2", "query")]
+    sites += [s for s in verdict_sites(model) if s not in sites]      # one sweep serves the table and the verdict
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=classes, seed=seed)
+    verdict = verdict_from_summary(res.summary, acc, len(model.blocks))
     out = {"mechanism": verdict.mechanism, "reason": verdict.reason, "accuracy": acc, "o_minus_c": verdict.o_minus_c,
            "association": verdict.association, "conv": verdict.conv, "layer": verdict.layer,
            "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
     if save:
         import matplotlib.pyplot as plt
+        from ssm_mech.viz import plot_restoration_heatmap
         atomic_write(run_dir / "patching.csv", lambda t: res.summary.to_csv(t, index=False))
         atomic_write(run_dir / "mechanism.json", lambda t: open(t, "w").write(json.dumps(out, indent=1)))
-        ax = plot_association(res.summary, "key", title=f"{cfg.model.mixer}: {verdict.mechanism}")
+        ax = plot_restoration_heatmap(res.summary, "key", title=f"{cfg.model.mixer}: {verdict.mechanism}")
         atomic_write(run_dir / "association.png", lambda t: ax.figure.savefig(t, format="png", dpi=110, bbox_inches="tight"))
         plt.close(ax.figure)
     out["summary"] = res.summary

@@ -17,7 +17,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from .core import atomic_write
-from .train import ExperimentConfig, apply_overrides, experiment_preset, read_status
+from .train import ExperimentConfig, apply_overrides, config_node, experiment_preset, read_status, _write_status
 
 # %% auto #0
 __all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
@@ -80,32 +80,18 @@ class SweepConfig:
         if not isinstance(self.runs, (list, tuple)): raise ValueError(f"sweep.runs must be a list of override dicts, got {self.runs!r}")
         if not isinstance(self.overrides, dict): raise ValueError(f"sweep.overrides must be a mapping, got {self.overrides!r}")
         for path, values in self.axes.items():
-            _check_path(base, path, "sweep.axes")
+            config_node(base, path, "sweep.axes")
             if not isinstance(values, (list, tuple)) or len(values) == 0:
                 raise ValueError(f"sweep.axes[{path!r}] must be a non-empty list of values, got {values!r}")
-        for path in self.overrides: _check_path(base, path, "sweep.overrides")
+        for path in self.overrides: config_node(base, path, "sweep.overrides")
         for i, run in enumerate(self.runs):
             if not isinstance(run, dict): raise ValueError(f"sweep.runs[{i}] must be a mapping of path -> value, got {run!r}")
             for path in run:
-                _check_path(base, path, f"sweep.runs[{i}]")
+                config_node(base, path, f"sweep.runs[{i}]")
                 if path in self.axes: raise ValueError(f"sweep.runs[{i}] sets {path!r}, which is also an axis")
         if not isinstance(self.dissect, bool): raise ValueError(f"sweep.dissect must be true or false, got {self.dissect!r}")
         if not (isinstance(self.dissect_n, int) and self.dissect_n > 0): raise ValueError(f"sweep.dissect_n must be a positive integer, got {self.dissect_n!r}")
         return self
-
-# %% ../nbs/07_sweep.ipynb #9324c61a
-def _check_path(cfg_dict:dict, path:str, where:str):
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"{where}: config path must be a non-empty string, got {path!r}")
-    keys, node = path.split("."), cfg_dict
-    for i, k in enumerate(keys[:-1]):
-        if not isinstance(node, dict) or k not in node:
-            raise ValueError(f"{where}: unknown config path {path!r} (no field {'.'.join(keys[:i+1])!r})")
-        node = node[k]
-    free = keys[:2] == ["model", "mixer_kwargs"] and len(keys) == 3
-    if not isinstance(node, dict) or (keys[-1] not in node and not free):
-        valid = sorted(node) if isinstance(node, dict) else []
-        raise ValueError(f"{where}: unknown config path {path!r}; valid fields there: {valid}")
 
 # %% ../nbs/07_sweep.ipynb #1356a1d1
 @dataclass
@@ -215,20 +201,10 @@ def load_sweep(path_or_preset) -> SweepConfig:
     raise ValueError(f"{s!r} is neither a sweep YAML file nor a sweep preset; valid presets: {', '.join(SWEEP_PRESETS)}")
 
 # %% ../nbs/07_sweep.ipynb #cb39db33
-def _mark_failed(run_dir:Path, error:str):
-    p = run_dir / "run.json"
-    st = {**(json.loads(p.read_text()) if p.exists() else {}), "status": "failed", "error": error}
-    atomic_write(p, lambda t: Path(t).write_text(json.dumps(st, indent=1)))
-
-def _dissect_fn():
-    "`ssm_mech.interventions.dissect_run`, or None while it is not available."
-    try: from ssm_mech.interventions import dissect_run
-    except ImportError: return None
-    return dissect_run
-
 def _run_one(job:dict) -> dict:
     "Train (or resume) one planned run in `job['run_dir']`; never raises."
     from ssm_mech.train import train
+    from ssm_mech.interventions import dissect_run
     import torch
     run_dir = Path(job["run_dir"]); run_dir.mkdir(parents=True, exist_ok=True)
     threads = torch.get_num_threads()
@@ -241,17 +217,12 @@ def _run_one(job:dict) -> dict:
         try:
             if job.get("error"): raise ValueError(job["error"])
             cfg = ExperimentConfig.from_dict(job["config"])
-            old = run_dir / "config.yaml"
-            if old.exists(): cfg.name = yaml.safe_load(old.read_text()).get("name", cfg.name)  # keep the name it started with
             if prior.get("status") != "finished":
                 train(cfg, run_dir, resume=True, progress=False, stop_at=job.get("stop_at"), cache_dir=job.get("cache_dir"))
             status = read_status(run_dir).get("status")
             if status == "finished" and job.get("dissect") and not (run_dir / "mechanism.json").exists():
-                fn = _dissect_fn()
-                if fn is None: print("dissect skipped: ssm_mech.interventions.dissect_run is not available")
-                else:
-                    print(f"dissecting with n={job['dissect_n']}", flush=True)
-                    fn(run_dir, n=job["dissect_n"], seed=0)
+                print(f"dissecting with n={job['dissect_n']}", flush=True)
+                dissect_run(run_dir, n=job["dissect_n"], seed=0)
         except Exception as e:
             traceback.print_exc()
             error = f"{type(e).__name__}: {e}"
@@ -261,7 +232,7 @@ def _run_one(job:dict) -> dict:
                     try: text = ExperimentConfig.from_dict(job["config"]).resolve().to_yaml()
                     except Exception: text = yaml.safe_dump(job["config"], sort_keys=False)
                     atomic_write(run_dir / "config.yaml", lambda t: Path(t).write_text(text))
-                _mark_failed(run_dir, error); status = "failed"
+                _write_status(run_dir, status="failed", error=error); status = "failed"
         print(f"== {status} after {time.time() - t0:.1f}s" + (f": {error}" if error else ""), flush=True)
     torch.set_num_threads(threads)
     return {"id": job["id"], "status": status, "error": error, "seconds": time.time() - t0}
@@ -326,8 +297,6 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
         if unknown: raise ValueError(f"only: unknown run id(s) {unknown} for sweep {sweep.name!r}")
     sweep_dir = Path(sweep_dir).resolve()
     dissect = sweep.dissect
-    if dissect and _dissect_fn() is None:
-        print("dissect skipped: ssm_mech.interventions.dissect_run is not available in this version"); dissect = False
     sweep_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(sweep_dir / "sweep.yaml", lambda t: Path(t).write_text(sweep.to_yaml()))
     _write_runs_csv(sweep_dir, plan)
@@ -455,9 +424,9 @@ def final_metrics(df, finished_only:bool=True):
     last = d.groupby("run_id")["step"].transform("max")
     return d[d["step"] == last]
 
-def _need(df, cols):
+def _need(df, cols, hint=""):
     missing = [c for c in cols if c not in df.columns]
-    if missing: raise ValueError(f"column(s) {missing} are not in the table; columns: {list(df.columns)}")
+    if missing: raise ValueError(f"column(s) {missing} are not in the table{hint}; columns: {list(df.columns)}")
 
 def best_over_lr(df, by=("model.mixer", "model.d_model"), metric:str="acc", split:str="test", lr:str="train.lr"):
     "Per cell of `by`, the run with the best final `split` `metric` over the learning rate."

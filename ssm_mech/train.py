@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/train.html.md"""
 
 # %% ../nbs/05_train.ipynb #db002696
 from __future__ import annotations
-import copy, csv, dataclasses, json, math, os, shutil, time
+import copy, csv, json, math, shutil, time
 from dataclasses import dataclass, field, asdict, fields, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -17,15 +17,16 @@ import yaml
 from safetensors.torch import save_file, load_file
 from tqdm.auto import tqdm
 
-from .core import pick_device, in_test
+from .core import pick_device
 from .tasks import build_datasets, task_config_from_dict, task_preset
 from .core import atomic_write
 from .model import ModelConfig, LanguageModel, save_model, load_model, n_params
 
 # %% auto #0
-__all__ = ['EXPERIMENT_PRESETS', 'TrainConfig', 'ExperimentConfig', 'apply_overrides', 'parse_value', 'lr_at', 'supervised_loss',
-           'evaluate', 'save_checkpoint', 'latest_checkpoint', 'load_checkpoint', 'read_status', 'MetricsLog',
-           'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'cpu_scale', 'experiment_preset']
+__all__ = ['EXPERIMENT_PRESETS', 'TrainConfig', 'ExperimentConfig', 'apply_overrides', 'config_node', 'parse_value', 'lr_at',
+           'supervised_loss', 'evaluate', 'save_checkpoint', 'latest_checkpoint', 'load_checkpoint', 'read_status',
+           'MetricsLog', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'cpu_scale',
+           'experiment_preset']
 
 # %% ../nbs/05_train.ipynb #d82c3d70
 @dataclass
@@ -139,19 +140,24 @@ def apply_overrides(cfg:ExperimentConfig, overrides:list[str] | dict) -> Experim
     items = overrides.items() if isinstance(overrides, dict) else [_split_override(o) for o in overrides]
     d = cfg.to_dict()
     for path, value in items:
-        keys = path.split(".")
-        node = d
-        for i, k in enumerate(keys[:-1]):
-            if not isinstance(node, dict) or k not in node:
-                raise ValueError(f"override {path!r}: unknown field {'.'.join(keys[:i+1])!r}")
-            node = node[k]
-        last = keys[-1]
-        free = keys[:2] == ["model", "mixer_kwargs"] and len(keys) == 3   # any mixer argument
-        if not isinstance(node, dict) or (last not in node and not free):
-            valid = sorted(node) if isinstance(node, dict) else []
-            raise ValueError(f"override {path!r}: unknown field {path!r}; valid fields here: {valid}")
+        node, last = config_node(d, path, "override")
         node[last] = value
     return ExperimentConfig.from_dict(d)
+
+def config_node(cfg_dict:dict, path:str, where:str) -> tuple:
+    "The dict of `cfg_dict` that holds dotted `path`, and the key in it; `ValueError` naming `where` if there is none."
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{where}: config path must be a non-empty string, got {path!r}")
+    keys, node = path.split("."), cfg_dict
+    for i, k in enumerate(keys[:-1]):
+        if not isinstance(node, dict) or k not in node:
+            raise ValueError(f"{where}: unknown config path {path!r} (unknown field {'.'.join(keys[:i+1])!r})")
+        node = node[k]
+    free = keys[:2] == ["model", "mixer_kwargs"] and len(keys) == 3   # any mixer argument
+    if not isinstance(node, dict) or (keys[-1] not in node and not free):
+        valid = sorted(node) if isinstance(node, dict) else []
+        raise ValueError(f"{where}: unknown config path {path!r} (unknown field {keys[-1]!r}; valid fields there: {valid})")
+    return node, keys[-1]
 
 def _split_override(o:str):
     if "=" not in o: raise ValueError(f"override {o!r} must look like section.field=value")
@@ -321,12 +327,15 @@ def train(cfg:ExperimentConfig,            # the experiment
     if run_dir.exists() and any(run_dir.iterdir()) and not (resume or overwrite):
         what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
         raise FileExistsError(f"run directory {run_dir} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
-    if resume and status:
-        old = (run_dir / "config.yaml").read_text() if (run_dir / "config.yaml").exists() else None
-        if old is not None and ExperimentConfig.from_yaml(old).to_dict() != cfg.to_dict():
-            diff = _diff(ExperimentConfig.from_yaml(old).to_dict(), cfg.to_dict())
-            raise ValueError(f"cannot resume {run_dir}: its config differs from this one at {diff}")
+    if resume and status and (run_dir / "config.yaml").exists():   # the run's name is a label, not part of the experiment
+        old = ExperimentConfig.from_yaml((run_dir / "config.yaml").read_text()).to_dict()
+        diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
+        if diff: raise ValueError(f"cannot resume {run_dir}: its config differs from this one at {diff}")
+        cfg.name = old["name"]
     if stop_at is not None and stop_at < 1: raise ValueError(f"stop_at must be >= 1, got {stop_at}")
+    if resume and status.get("status") == "finished" and (run_dir / "final.safetensors").exists():
+        return RunResult(run_dir, status.get("final_metrics", {}), load_model(run_dir / "final", device=pick_device(cfg.train.device)),
+                         status.get("step", total_steps(cfg)), 0.0)
     data = build_datasets(cfg.task, cache_dir=cache_dir)        # may raise: before touching the disk
     n_total = total_steps(cfg)
     device = pick_device(cfg.train.device)
@@ -340,9 +349,6 @@ def train(cfg:ExperimentConfig,            # the experiment
     log = MetricsLog(run_dir / "metrics.csv")
     start = 0
     latest = latest_checkpoint(ckpt_dir) if resume else None
-    if status.get("status") == "finished" and resume and (run_dir / "final.safetensors").exists():
-        model = load_model(run_dir / "final", device=device)
-        return RunResult(run_dir, status.get("final_metrics", {}), model, status.get("step", n_total), 0.0)
     if latest is not None:
         start = load_checkpoint(latest, model, opt)["step"]
         log.truncate_after(start)
@@ -355,14 +361,14 @@ def train(cfg:ExperimentConfig,            # the experiment
     callbacks = list(callbacks)
     if cfg.train.mech_every:   # mechanism formation over training (see ssm_mech.interventions)
         from ssm_mech.interventions import MechanismLogger
-        sites = [s.replace("blocks.-1.", f"blocks.{cfg.model.n_layers - 1}.") for s in cfg.train.mech_sites]
-        callbacks.append(MechanismLogger(sites, cfg.train.mech_every))
+        callbacks.append(MechanismLogger(cfg.train.mech_sites, cfg.train.mech_every))
     tr = data["train"]; spe = steps_per_epoch(len(tr.tokens), cfg.train.batch_size)
     bs, tc = cfg.train.batch_size, cfg.train
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc.precision == "bf16")
     end = min(n_total, stop_at) if stop_at else n_total
     bar = tqdm(total=n_total, initial=start, disable=not progress, desc=cfg.name, dynamic_ncols=True)
     t0, losses, last_eval = time.time(), [], {}
+    spent = lambda: (status.get("seconds", 0.0) if resume else 0.0) + time.time() - t0   # over every session of this run
     order, order_epoch = None, -1
     model.train()
     try:
@@ -392,18 +398,16 @@ def train(cfg:ExperimentConfig,            # the experiment
                 bar.set_postfix(post)
     except BaseException as e:
         _write_status(run_dir, status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
-                      error=f"{type(e).__name__}: {e}")
+                      error=f"{type(e).__name__}: {e}", seconds=spent())
         raise
     finally:
         bar.close()
     seconds = time.time() - t0
     if end < n_total:
-        _write_status(run_dir, status="interrupted", step=end)
+        _write_status(run_dir, status="interrupted", step=end, seconds=spent())
         return RunResult(run_dir, last_eval, model, end, seconds)
     save_model(model, run_dir / "final")
-    _write_status(run_dir, status="finished", step=n_total, final_metrics=last_eval, error=None,
-                  seconds=seconds + read_status(run_dir).get("seconds", 0.0))
-    _prune(ckpt_dir, tc.keep_checkpoints)
+    _write_status(run_dir, status="finished", step=n_total, final_metrics=last_eval, error=None, seconds=spent())
     return RunResult(run_dir, last_eval, model, n_total, seconds)
 
 def _evaluate_all(model, data, tc, log, step):

@@ -17,7 +17,7 @@ from matplotlib import colors as mcolors
 
 from .interventions import (NAMED_POSITIONS, Site, SweepResult, all_sites, cache_activations,
                                     corrupt_tokens, patch_sweep, patched, resolve_positions)
-from .sweep import best_over_lr, final_metrics
+from .sweep import best_over_lr, final_metrics, _need
 
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'CORRUPTIONS', 'mixer_colors', 'model_table', 'plot_accuracy_vs_width',
@@ -35,10 +35,6 @@ def mixer_colors(mixers) -> dict:
     return {m: cmap((known.index(m) if m in known else len(known) + extra.index(m)) % 10) for m in dict.fromkeys(mixers)}
 
 def _is_tidy(df) -> bool: return {"run_id", "metric", "value"} <= set(df.columns)
-
-def _need(df, cols, hint=""):
-    missing = [c for c in cols if c not in df.columns]
-    if missing: raise ValueError(f"column(s) {missing} are not in the table{hint}; columns: {list(df.columns)}")
 
 def model_table(df,                                   # `collect` output, or a table with one row per model
                 by=("model.mixer", "model.d_model"),  # cell of the paper's selection
