@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 
 from .tasks import PRESETS as TASK_PRESETS
-from .runs import ExperimentConfig, Run, apply_overrides
+from .runs import ConfigError, ExperimentConfig, Run, apply_overrides
 from .train import EXPERIMENT_PRESETS, experiment_preset, evaluate
 from .results import collect, final_metrics
 from .experiments import dissect_run, run_experiment
@@ -26,11 +26,9 @@ __all__ = ['load_config', 'demo_configs', 'demo', 'main']
 def load_config(spec:str, overrides=()) -> ExperimentConfig:
     "An experiment from a preset name or a YAML path, with dotted overrides applied."
     p = Path(spec)
-    if p.suffix in (".yaml", ".yml"):
-        if not p.exists(): raise FileNotFoundError(f"config file {spec} does not exist")
-        cfg = ExperimentConfig.from_yaml(p.read_text())
-    else:
-        cfg = experiment_preset(spec)
+    if p.is_dir(): raise ConfigError(f"config {spec} is a directory; give an experiment preset name or a YAML file")
+    if p.suffix in (".yaml", ".yml") or p.is_file(): cfg = ExperimentConfig.from_yaml(p)
+    else: cfg = experiment_preset(spec)
     return apply_overrides(cfg, list(overrides)) if overrides else cfg
 
 # %% ../nbs/09_cli.ipynb #cbe09a51
@@ -40,15 +38,23 @@ def demo_configs(steps:int | None = None) -> dict:
     cfgs = {"attention": apply_overrides(base, {"name": "demo-attention", "train.mech_every": 1000}),
             "mamba": apply_overrides(base, {"name": "demo-mamba", "model.mixer": "mamba", "train.lr": 3e-3,
                                             "train.mech_every": 1000})}
-    if steps: cfgs = {k: apply_overrides(c, {"train.max_steps": steps}) for k, c in cfgs.items()}
+    if steps is not None: cfgs = {k: apply_overrides(c, {"train.max_steps": steps}) for k, c in cfgs.items()}
     return cfgs
 
-def demo(out="runs/demo", steps:int | None = None, n:int=512, progress:bool=True) -> pd.DataFrame:
-    "Train and dissect the demo's models into `out`; return the summary table."
+def demo(out="runs/demo",               # directory of the demo's runs
+         steps:int | None = None,       # optimiser steps per model (default: the preset's 5000)
+         n:int=512,                     # examples for the interventions
+         progress:bool=True,            # progress bars
+         overwrite:bool=False,          # replace earlier demo runs in `out` (needed to change `steps`)
+         ) -> pd.DataFrame:
+    "Train and dissect the demo's models into `out` (continuing runs already there); return the summary table."
     out = Path(out); rows = []
     for name, cfg in demo_configs(steps).items():
         t0 = time.time()
-        res = run_experiment(cfg, out / name, resume=True, progress=progress, cache_dir=out / "cache")
+        try: res = run_experiment(cfg, out / name, resume=not overwrite, overwrite=overwrite, progress=progress, cache_dir=out / "cache")
+        except ConfigError as e:
+            if "config differs" not in str(e): raise
+            raise ConfigError(f"{e}; pass overwrite=True (--overwrite) to replace the earlier demo, or another out (--out)") from None
         mech = dissect_run(out / name, n=n, cache_dir=out / "cache")      # the task is generated once, then read back
         a = mech["association"]
         rows.append({"model": name, "test acc": round(res.metrics["test"]["acc"], 3),
@@ -59,81 +65,131 @@ def demo(out="runs/demo", steps:int | None = None, n:int=512, progress:bool=True
     return pd.DataFrame(rows).set_index("model")
 
 # %% ../nbs/09_cli.ipynb #510fb065
+class _Parser(argparse.ArgumentParser):
+    "argparse, with its errors as one line (and exit status 2) like every other error of the CLI."
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ssm-mech", description="Mechanistic evaluation of Transformers and state space models.")
+    p = _Parser(prog="ssm-mech", description="Mechanistic evaluation of Transformers and state space models.",
+                epilog="Exit status: 0 done; 1 a sweep with failed runs, or a run that failed while training; "
+                       "2 bad input (one line on stderr, nothing written); 130 interrupted with Ctrl-C.")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="train and dissect attention and Mamba on a CPU-sized AR task")
-    d.add_argument("--out", default="runs/demo", help="directory of the demo's runs")
-    d.add_argument("--steps", type=int, default=None, help="optimiser steps per model (default: the preset's)")
-    d.add_argument("--n", type=int, default=512, help="examples for the interventions")
-    sub.add_parser("presets", help="list experiment, task and sweep presets")
+    d.add_argument("--out", default="runs/demo", help="directory of the demo's runs (default: runs/demo)")
+    d.add_argument("--steps", type=int, default=None, help="optimiser steps per model (default: the preset's 5000)")
+    d.add_argument("--n", type=int, default=512, help="examples for the interventions (default: 512)")
+    d.add_argument("--overwrite", action="store_true", help="replace an earlier demo in --out (needed to change --steps)")
+    d.add_argument("--no-progress", action="store_true", help="no progress bars")
+    sub.add_parser("presets", help="list experiment, task and sweep presets, one line each")
     t = sub.add_parser("train", help="train one model")
     t.add_argument("config", help="experiment preset name or YAML file")
-    t.add_argument("overrides", nargs="*", help="dotted overrides, e.g. model.d_model=128 train.lr=1e-3")
+    t.add_argument("overrides", nargs="*", help="dotted overrides, e.g. model.d_model=128 train.lr=1e-3 (also after options)")
     t.add_argument("--run-dir", default=None, help="run directory (default: runs/<name>)")
-    t.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+    t.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its latest intact checkpoint")
     t.add_argument("--overwrite", action="store_true", help="replace the run in --run-dir")
     t.add_argument("--dissect", action="store_true", help="run the mechanistic evaluation afterwards")
-    t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar (redirected output gets plain periodic lines anyway)")
     e = sub.add_parser("eval", help="evaluate a finished run")
-    e.add_argument("run_dir"); e.add_argument("--split", default="test", choices=["dev", "test", "train"])
+    e.add_argument("run_dir", help="a run directory written by train (holds final.safetensors)")
+    e.add_argument("--split", default="test", choices=["dev", "test", "train"], help="which split (default: test)")
     s = sub.add_parser("dissect", help="mechanistic evaluation of a finished run")
-    s.add_argument("run_dir"); s.add_argument("--sites", nargs="*", default=None, help="hook@position, e.g. blocks.1.hook_resid_pre@value")
-    s.add_argument("--n", type=int, default=512); s.add_argument("--split", default="test", choices=["dev", "test"])
+    s.add_argument("run_dir", help="a run directory written by train (holds final.safetensors)")
+    s.add_argument("--sites", nargs="*", default=None, help="hook@position, e.g. blocks.1.hook_resid_pre@value")
+    s.add_argument("--n", type=int, default=512, help="examples for the interventions, >= 1 (default: 512)")
+    s.add_argument("--split", default="test", choices=["dev", "test"], help="which split the examples come from (default: test)")
     w = sub.add_parser("sweep", help="run a sweep (grid of experiments)")
     w.add_argument("sweep", help="sweep preset name or YAML file")
     w.add_argument("--dir", default=None, help="sweep directory (default: runs/sweeps/<name>)")
-    w.add_argument("--runner", default="local", choices=["local", "ray"])
-    w.add_argument("--workers", type=int, default=1)
-    w.add_argument("--gpus-per-run", type=float, default=0.0)
-    w.add_argument("--cpus-per-run", type=float, default=None)
+    w.add_argument("--runner", default="local", choices=["local", "ray"], help="where the runs execute (default: local)")
+    w.add_argument("--workers", type=int, default=1, help="local runner: parallel worker processes (default: 1)")
+    w.add_argument("--gpus-per-run", type=float, default=0.0, help="ray runner: GPUs per run (fractions share a GPU)")
+    w.add_argument("--cpus-per-run", type=float, default=None, help="CPU threads per run (default: cores / workers)")
     w.add_argument("--dissect", action="store_true", help="dissect every run after training")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
-    c.add_argument("sweep_dir")
+    c.add_argument("sweep_dir", help="a directory written by sweep")
     return p
+
+def _describe_task(t) -> str:
+    "One line about a task config."
+    if t.task == "ar":
+        return (f"AR: {t.n_keys} keys, {t.n_values} values, {t.n_pairs} pairs per document"
+                + (f", {t.held_out_frac:.0%} held-out pairs" if t.held_out_frac else "") + (", query a value" if t.query_type == "value" else ""))
+    return (f"ATR: {t.n_terminals} terminals, rules of up to {t.max_rhs_len} symbols, {'/'.join(t.query_types)} queries"
+            + (f", {t.held_out_frac:.0%} held-out pairs" if t.held_out_frac else ""))
+
+def _describe_experiment(c) -> str:
+    "One line about an experiment preset."
+    m = c.model
+    extra = [f"{k}={v}" for k, v in m.mixer_kwargs.items()] + ([] if m.pos_emb is None else ["PE" if m.pos_emb else "NoPE"])
+    return f"{m.n_layers}-layer {m.mixer}{' (' + ', '.join(extra) + ')' if extra else ''} on {_describe_task(c.task)}; {c.train.epochs:g} epochs, {c.train.schedule} decay"
+
+def _presets_text() -> str:
+    "The `presets` listing: every preset with a one-line description."
+    block = lambda title, items: f"{title}\n" + "\n".join(f"  {k:<22}{v}" for k, v in items)
+    return "\n\n".join([
+        block("experiment presets (each also with -cpu: the CPU-sized variant, 5000 steps):",
+              [(k, _describe_experiment(c)) for k, c in EXPERIMENT_PRESETS.items()]),
+        block("task presets:", [(k, _describe_task(t)) for k, t in TASK_PRESETS.items()]),
+        block("sweep presets (each also with -cpu):", [(k, s.description) for k, s in SWEEP_PRESETS.items() if not k.endswith("-cpu")])])
 
 # %% ../nbs/09_cli.ipynb #e27c0be4
 def main(argv=None) -> int:
-    "Entry point of the `ssm-mech` console script."
-    args = _parser().parse_args(argv)
+    "Entry point of the `ssm-mech` console script; returns the exit status (see `ssm-mech --help`)."
+    p = _parser()
+    args, extra = p.parse_known_args(argv)
+    if args.cmd == "train": args.overrides += [x for x in extra if not x.startswith("-")]   # overrides after options
+    rest = [x for x in extra if not (args.cmd == "train" and not x.startswith("-"))]
+    if rest: p.error(f"unrecognized arguments: {' '.join(rest)}")
     pd.set_option("display.width", 160); pd.set_option("display.max_columns", 20)
-    try:
-        if args.cmd == "demo":
-            table = demo(args.out, steps=args.steps, n=args.n)
-            print("\n" + table.to_string())
-            print("\nassoc@X: association of the last layer's input at X under key corruption "
-                  "(1: that site carries the answer, 0: it does not).")
-        elif args.cmd == "presets":
-            print("experiment presets (each also with -cpu):\n  " + ", ".join(EXPERIMENT_PRESETS))
-            print("task presets:\n  " + ", ".join(TASK_PRESETS))
-            print("sweep presets (each also with -cpu):\n  " + ", ".join(k for k in SWEEP_PRESETS if not k.endswith("-cpu")))
-        elif args.cmd == "train":
-            cfg = load_config(args.config, args.overrides)
-            run_dir = Path(args.run_dir or Path("runs") / cfg.name)
-            res = run_experiment(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
-            print(json.dumps({"run_dir": str(run_dir), **res.metrics}, indent=1))
-            if args.dissect: _print_dissect(run_dir, 512, "test", None)
-        elif args.cmd == "eval":
-            run = Run(args.run_dir).require_finished()
-            cfg, model, ds = run.config, run.model(), run.dataset(args.split)
-            if model.config.vocab_size < cfg.task.vocab_size:
-                raise ValueError(f"checkpoint vocabulary ({model.config.vocab_size}) is smaller than the task's ({cfg.task.vocab_size})")
-            print(json.dumps({args.split: evaluate(model, ds)}, indent=1))
-        elif args.cmd == "dissect":
-            _print_dissect(Path(args.run_dir), args.n, args.split, args.sites)
-        elif args.cmd == "sweep":
-            sw = load_sweep(args.sweep)
-            if args.dissect: sw.dissect = True
-            run_sweep(sw, args.dir or Path("runs") / "sweeps" / sw.name, runner=args.runner, workers=args.workers,
-                      gpus_per_run=args.gpus_per_run, cpus_per_run=args.cpus_per_run)
-        elif args.cmd == "collect":
-            df = collect(args.sweep_dir)
-            print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
-            fm = final_metrics(df)
-            if len(fm): print(fm.head(40).to_string())
-    except (ValueError, FileExistsError, FileNotFoundError) as e:
-        print(f"ssm-mech {args.cmd}: error: {e}", file=sys.stderr)
-        return 2
+    fail = lambda msg, code: (print(f"ssm-mech {args.cmd}: {msg}", file=sys.stderr), code)[1]
+    try: return _run(args)
+    except KeyboardInterrupt:
+        return fail("interrupted" + ("; the run is marked interrupted: continue it with --resume" if args.cmd == "train" else ""), 130)
+    except (ValueError, FileExistsError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as e:
+        return fail(f"error: {' '.join(str(e).split())}", 2)
+    except FloatingPointError as e:
+        return fail(f"training failed: {e}", 1)
+    except OSError as e:
+        return fail(f"error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""), 2)
+
+def _run(args) -> int:
+    if args.cmd == "demo":
+        table = demo(args.out, steps=args.steps, n=args.n, progress=not args.no_progress, overwrite=args.overwrite)
+        print("\n" + table.to_string())
+        print("\nassoc@X: association of the last layer's input at X under key corruption "
+              "(1: that site carries the answer, 0: it does not); -0.0 is zero to two decimals, measured slightly below.\n"
+              "conv@next_key: the same for the convolution's output after the key; NaN: the model has no convolution.")
+    elif args.cmd == "presets": print(_presets_text())
+    elif args.cmd == "train":
+        cfg = load_config(args.config, args.overrides)
+        run_dir = Path(args.run_dir or Path("runs") / cfg.name)
+        res = run_experiment(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
+        print(json.dumps({"run_dir": str(run_dir), **res.metrics}, indent=1))
+        if args.dissect: _print_dissect(run_dir, 512, "test", None)
+    elif args.cmd == "eval":
+        run = Run(args.run_dir).require_finished()
+        cfg, model, ds = run.config, run.model(), run.dataset(args.split)
+        if model.config.vocab_size < cfg.task.vocab_size:
+            raise ConfigError(f"checkpoint vocabulary ({model.config.vocab_size}) is smaller than the task's ({cfg.task.vocab_size})")
+        print(json.dumps({args.split: evaluate(model, ds)}, indent=1))
+    elif args.cmd == "dissect":
+        _print_dissect(Path(args.run_dir), args.n, args.split, args.sites)
+    elif args.cmd == "sweep":
+        sw = load_sweep(args.sweep)
+        if args.dissect: sw.dissect = True
+        sweep_dir = Path(args.dir or Path("runs") / "sweeps" / sw.name)
+        s = run_sweep(sw, sweep_dir, runner=args.runner, workers=args.workers, gpus_per_run=args.gpus_per_run,
+                      cpus_per_run=args.cpus_per_run, progress=not args.no_progress)
+        if s["failed"]:
+            print(f"ssm-mech sweep: {s['failed']} of {s['total']} runs failed (see {sweep_dir / 'runs.csv'} and each run's log.txt)", file=sys.stderr)
+            return 1
+    elif args.cmd == "collect":
+        df = collect(args.sweep_dir)
+        print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
+        fm = final_metrics(df)
+        if len(fm): print(fm.head(40).to_string())
     return 0
 
 def _print_dissect(run_dir, n, split, sites):

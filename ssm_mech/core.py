@@ -16,7 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
+__all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
            'mixer_names', 'get_mixer_spec', 'make_mixer', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv',
            'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
 
@@ -182,15 +182,25 @@ class RMSNorm(nn.Module):
         y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., dim)
         return y.to(x.dtype) * self.weight
 
+TMP_SUFFIX = ".tmp"   # `atomic_write`'s temporary files are `.<name>.<random>.tmp`
+
 def atomic_write(path, write_fn):
-    "Call `write_fn(tmp_path)` then rename the temporary file onto `path` (same directory)."
+    "Call `write_fn(tmp_path)` then rename the temporary file onto `path` (same directory), with the user's umask."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
     os.close(fd)
     try:
-        write_fn(tmp); os.replace(tmp, path)
+        write_fn(tmp); os.chmod(tmp, 0o666 & ~_umask()); os.replace(tmp, path)
     finally:
         if os.path.exists(tmp): os.unlink(tmp)
+
+def _umask() -> int:
+    "The process's umask, read without changing it where the OS allows (Linux), else set and restored."
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("Umask:"): return int(line.split()[1], 8)
+    except OSError: pass
+    m = os.umask(0o022); os.umask(m); return m
 
 # %% ../nbs/00_core.ipynb #d954c427
 def pick_device(device:str|None=None) -> torch.device:

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 
 from .core import atomic_write
 from .tasks import token_classes
-from .runs import ExperimentConfig, Run
+from .runs import ConfigError, ExperimentConfig, Run
 from .train import RunResult, evaluate, train
 from .interventions import (MechanismLogger, Site, conv_hook, parse_site, patch_sweep, resid_sites,
                                     verdict_from_summary, verdict_sites)
@@ -45,7 +45,9 @@ def run_experiment(cfg:ExperimentConfig,     # the experiment
 # %% ../nbs/06b_experiments.ipynb #862034f2
 def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | None = None, cache_dir=None,
                 save:bool=True) -> dict:
-    "Mechanistic evaluation of a finished run; returns (and writes) the verdict and the patching table."
+    "Mechanistic evaluation of a finished run; returns (and writes, holding the run's lock) the verdict and the patching table."
+    if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1): raise ConfigError(f"n must be a positive number of examples, got {n!r}")
+    if split not in ("dev", "test", "train"): raise ConfigError(f"split must be 'dev', 'test' or 'train', got {split!r}")
     run = Run(run_dir).require_finished()
     cfg, model = run.config, run.model(device="cpu")
     ds = run.dataset(split, cache_dir=cache_dir)
@@ -63,11 +65,12 @@ def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | N
            "association": verdict.association, "conv": verdict.conv, "layer": verdict.layer,
            "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
     if save:
-        atomic_write(run.patching_file, lambda t: res.summary.to_csv(t, index=False))
-        atomic_write(run.mechanism_file, lambda t: open(t, "w").write(json.dumps(out, indent=1)))
-        ax = plot_restoration_heatmap(res.summary, "key", title=f"{cfg.model.mixer}: {verdict.mechanism}")
-        atomic_write(run.association_file, lambda t: ax.figure.savefig(t, format="png", dpi=110, bbox_inches="tight"))
-        plt.close(ax.figure)
+        with run.lock():   # a run being trained (or dissected) elsewhere is refused
+            atomic_write(run.patching_file, lambda t: res.summary.to_csv(t, index=False))
+            atomic_write(run.mechanism_file, lambda t: open(t, "w").write(json.dumps(out, indent=1)))
+            ax = plot_restoration_heatmap(res.summary, "key", title=f"{cfg.model.mixer}: {verdict.mechanism}")
+            atomic_write(run.association_file, lambda t: ax.figure.savefig(t, format="png", dpi=110, bbox_inches="tight"))
+            plt.close(ax.figure)
     out["summary"] = res.summary
     return out
 

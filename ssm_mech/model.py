@@ -19,7 +19,7 @@ from .core import HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get
 from .mixers import MLP
 
 # %% auto #0
-__all__ = ['ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'save_model', 'load_model']
+__all__ = ['ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'save_model', 'load_model', 'check_state_dict']
 
 # %% ../nbs/04_model.ipynb #01a75bbb
 @dataclass
@@ -172,10 +172,21 @@ def load_model(path, device=None) -> LanguageModel:
     model = LanguageModel(cfg)
     try: state = load_file(str(wts))
     except Exception as e: raise ValueError(f"checkpoint weights {wts} are corrupted: {e}") from None
-    missing = set(model.state_dict()) ^ set(state)
-    if missing: raise ValueError(f"checkpoint {wts} does not match its config: mismatched keys {sorted(missing)[:5]}")
-    for k, v in model.state_dict().items():
-        if v.shape != state[k].shape:
-            raise ValueError(f"checkpoint {wts}: {k} has shape {tuple(state[k].shape)}, the config expects {tuple(v.shape)}")
-    model.load_state_dict(state)
+    model.load_state_dict(check_state_dict(state, model.state_dict(), wts))
     return model.to(pick_device(device))
+
+def check_state_dict(state:dict, # tensors read from a file
+                     expected:dict, # the state dict of the model they are for
+                     source) -> dict: # the file, for the message
+    "`state` if it has exactly the keys, shapes and dtypes of `expected` and only finite values; else `ValueError` naming `source`."
+    missing = set(expected) ^ set(state)
+    if missing: raise ValueError(f"checkpoint {source} does not match its config: mismatched keys {sorted(missing)[:5]}")
+    for k, v in expected.items():
+        s = state[k]
+        if v.shape != s.shape:
+            raise ValueError(f"checkpoint {source}: {k} has shape {tuple(s.shape)}, the config expects {tuple(v.shape)}")
+        if v.dtype != s.dtype:   # a relabelled header reads the same bytes as other numbers
+            raise ValueError(f"checkpoint {source}: {k} is stored as {s.dtype}, the model expects {v.dtype}")
+        if s.is_floating_point() and not torch.isfinite(s).all():
+            raise ValueError(f"checkpoint {source}: {k} holds non-finite values (NaN or inf)")
+    return state

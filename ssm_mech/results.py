@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from .runs import Run
+from .runs import ConfigError, Run
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev',
@@ -41,17 +41,19 @@ def collect(sweep_dir,            # a directory written by `run_sweep`
     sweep_dir = Path(sweep_dir)
     listed = read_runs_csv(sweep_dir / "runs.csv")
     if not listed and not (sweep_dir / "runs").exists():
-        raise ValueError(f"{sweep_dir} is not a sweep directory (no runs.csv, no runs/)")
+        raise ConfigError(f"{sweep_dir} is not a sweep directory (no runs.csv, no runs/)")
     axes = list(dict.fromkeys(k for r in listed for k in r if k not in ("id", "label", "status")))
     cols = axes + [c for c in STANDARD_COLUMNS if c not in axes]
     labels = {r["id"]: r["label"] for r in listed}
     ids = list(dict.fromkeys([r["id"] for r in listed] + sorted(p.name for p in (sweep_dir / "runs").glob("*") if p.is_dir())))
+    if not ids: raise ConfigError(f"sweep directory {sweep_dir} holds no runs yet (runs.csv is empty, runs/ has no run directory)")
     rows = []
     for rid in ids:
         run = Run(sweep_dir / "runs" / rid)
-        st = run.status
-        cfg = _flatten(yaml.safe_load(run.config_file.read_text())) if run.config_file.exists() else {}   # as written, even if invalid
-        mech = _flatten(run.mechanism, "mech.") if run.mechanism is not None else {}
+        st, cfg, mech = _readable(lambda: run.status, {"status": "unreadable", "error": f"{run.status_file} is not valid JSON"}), {}, {}
+        if run.config_file.exists():   # as written, even if invalid
+            cfg = _readable(lambda: _flatten(yaml.safe_load(run.config_file.read_text()) or {}), {})
+        mech = _readable(lambda: _flatten(run.mechanism, "mech.") if run.mechanism is not None else {}, {})
         info = {"run_id": rid, "label": labels.get(rid, cfg.get("name", "")), "status": st.get("status", "pending"),
                 **{c: cfg.get(c) for c in cols}, "error": st.get("error")}
         metrics = run.metrics.rows()
@@ -63,6 +65,11 @@ def collect(sweep_dir,            # a directory written by `run_sweep`
     df["step"] = df["step"].astype("Int64")
     if write: df.to_csv(sweep_dir / "results.csv", index=False)
     return df
+
+def _readable(read, default):
+    "`read()`, or `default` for a file that a crash (or a person) left unreadable: one bad run does not hide the others."
+    try: return read()
+    except (ValueError, yaml.YAMLError, UnicodeDecodeError, AttributeError): return default
 
 # %% ../nbs/07b_results.ipynb #d3a96a04
 def final_metrics(df, finished_only:bool=True):

@@ -6,30 +6,49 @@ Docs: https://ssm-mech.github.io/ssm_mech/runs.html.md"""
 
 # %% ../nbs/04b_runs.ipynb #a4b00004
 from __future__ import annotations
-import copy, csv, json
+import copy, csv, json, math, os, re, socket, sys, time
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .core import atomic_write, pick_device
-from .tasks import build_datasets, task_config_from_dict
+from .core import TMP_SUFFIX, _umask, atomic_write, pick_device
+from .tasks import TASK_CONFIGS, build_datasets, task_config_from_dict
 from .model import ModelConfig, LanguageModel, load_model
 
+try: import fcntl
+except ImportError: fcntl = None   # not POSIX: directory locks are not available
+
 # %% auto #0
-__all__ = ['STATUS_FILE', 'METRICS_FILE', 'read_yaml', 'TrainConfig', 'ExperimentConfig', 'apply_overrides', 'config_node',
-           'parse_value', 'read_status', 'write_status', 'MetricsLog', 'Run']
+__all__ = ['STATUS_FILE', 'METRICS_FILE', 'LOCK_FILE', 'ConfigError', 'read_yaml', 'TrainConfig', 'ExperimentConfig',
+           'apply_overrides', 'config_node', 'parse_value', 'read_json', 'read_status', 'write_status', 'MetricsLog',
+           'Run', 'DirectoryLocked', 'DirLock', 'remove_temp_files']
 
 # %% ../nbs/04b_runs.ipynb #a4b00007
+class ConfigError(ValueError):
+    "A bad config value, config file or run directory; the message names the field or file and the value."
+
 def read_yaml(text_or_path, # YAML text, or the path of a .yaml/.yml file
               what:str="config") -> dict: # what is read, for the error message
-    "The mapping in a YAML file or string; `ValueError` if it is not a mapping."
-    s = str(text_or_path)
-    p = Path(s) if len(s) < 4096 else None
-    text = p.read_text() if p is not None and p.suffix in (".yaml", ".yml") and p.exists() else s
-    d = yaml.safe_load(text)
-    if not isinstance(d, dict): raise ValueError(f"{what} YAML must be a mapping, got {type(d).__name__}")
+    "The mapping in a YAML file or string; `ConfigError` naming the file (and line) if it is not one."
+    s, where = str(text_or_path), "YAML text"
+    p = Path(s) if len(s) < 4096 and "\n" not in s else None
+    if isinstance(text_or_path, Path) or (p is not None and p.suffix in (".yaml", ".yml")):
+        p = Path(text_or_path); where = f"{what} file {p}"
+        if p.is_dir(): raise ConfigError(f"{where} is a directory, not a YAML file")
+        if not p.exists(): raise ConfigError(f"{where} does not exist")
+        try: s = p.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as e: raise ConfigError(f"{where} is not UTF-8 text (byte {e.start} is {e.object[e.start:e.start+1]!r}); is it a YAML file?") from None
+        except OSError as e: raise ConfigError(f"{where} cannot be read ({e.strerror})") from None
+    try: d = yaml.safe_load(s)
+    except yaml.YAMLError as e:
+        m = getattr(e, "problem_mark", None)
+        at = f" at line {m.line + 1}, column {m.column + 1}" if m else ""
+        why = " ".join(str(getattr(e, "problem", None) or e).split())
+        if isinstance(e, yaml.constructor.ConstructorError): why += "; only plain YAML data (no tags) is read"
+        raise ConfigError(f"{where} is not valid YAML ({why}){at}") from None
+    if not isinstance(d, dict): raise ConfigError(f"{what} YAML must be a mapping, got {type(d).__name__} ({where})")
     return d
 
 # %% ../nbs/04b_runs.ipynb #d82c3d70
@@ -58,25 +77,36 @@ class TrainConfig:
     mech_sites: list = field(default_factory=lambda: ["blocks.-1.hook_resid_pre@value", "blocks.-1.hook_resid_pre@query"])  # hook@position; blocks.-1 is the last layer
 
     def validate(self):
-        "Raise `ValueError` naming the first bad field."
-        def bad(name, why): raise ValueError(f"train.{name} {why}, got {getattr(self, name)!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0): bad("lr", "must be a positive number")
-        if not (isinstance(self.batch_size, int) and self.batch_size > 0): bad("batch_size", "must be a positive integer")
-        if self.max_steps is None:
-            if not (isinstance(self.epochs, (int, float)) and self.epochs > 0): bad("epochs", "must be positive")
-        elif not (isinstance(self.max_steps, int) and self.max_steps > 0): bad("max_steps", "must be a positive integer")
-        if not (0 <= self.warmup_frac < 1): bad("warmup_frac", "must be in [0, 1)")
+        "Raise `ConfigError` naming the first bad field and its value."
+        def bad(name, why): raise ConfigError(f"train.{name} {why}, got {getattr(self, name)!r}")
+        num, integer = _is_number, _is_integer
+        if not (num(self.lr) and 0 < self.lr <= 1): bad("lr", "must be a number in (0, 1]")
+        if not (integer(self.batch_size) and self.batch_size > 0): bad("batch_size", "must be a positive integer")
+        if not (num(self.epochs) and self.epochs > 0): bad("epochs", "must be a positive number")
+        if not (self.max_steps is None or (integer(self.max_steps) and self.max_steps > 0)): bad("max_steps", "must be a positive integer (or null: use epochs)")
+        if not (num(self.warmup_frac) and 0 <= self.warmup_frac < 1): bad("warmup_frac", "must be a number in [0, 1)")
         if self.schedule not in ("cosine", "linear", "constant"): bad("schedule", "must be 'cosine', 'linear' or 'constant'")
-        if self.weight_decay < 0: bad("weight_decay", "must be >= 0")
-        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas): bad("betas", "must be two numbers in [0, 1)")
+        if not (num(self.weight_decay) and self.weight_decay >= 0): bad("weight_decay", "must be a number >= 0")
+        if not (isinstance(self.betas, (list, tuple)) and len(self.betas) == 2 and all(num(b) and 0 <= b < 1 for b in self.betas)):
+            bad("betas", "must be two numbers in [0, 1)")
+        for name in ("shuffle", "supervised_head"):
+            if not isinstance(getattr(self, name), bool): bad(name, "must be true or false")
+        if not (integer(self.seed) and self.seed >= 0): bad("seed", "must be an integer >= 0")
         for name in ("eval_every", "log_every", "checkpoint_every", "mech_every"):
             v = getattr(self, name)
-            if not (isinstance(v, int) and v >= 0): bad(name, "must be an integer >= 0")
-        if not (isinstance(self.keep_checkpoints, int) and self.keep_checkpoints >= 1): bad("keep_checkpoints", "must be >= 1")
+            if not (integer(v) and v >= 0): bad(name, "must be an integer >= 0")
+        for name in ("eval_batch_size", "keep_checkpoints"):
+            v = getattr(self, name)
+            if not (integer(v) and v >= 1): bad(name, "must be an integer >= 1")
         if self.precision not in ("fp32", "bf16"): bad("precision", "must be 'fp32' or 'bf16'")
-        if not isinstance(self.seed, int): bad("seed", "must be an integer")
-        pick_device(self.device)
+        if not (isinstance(self.mech_sites, list) and all(isinstance(s, str) for s in self.mech_sites)): bad("mech_sites", "must be a list of 'hook@position' strings")
+        if not isinstance(self.device, str): bad("device", "must be a device name such as 'auto', 'cpu' or 'cuda'")
+        try: pick_device(self.device)
+        except ValueError as e: raise ConfigError(f"train.{e}") from None
         return self
+
+def _is_number(v) -> bool: return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _is_integer(v) -> bool: return isinstance(v, int) and not isinstance(v, bool)
 
 # %% ../nbs/04b_runs.ipynb #48c1ab2c
 @dataclass
@@ -89,53 +119,86 @@ class ExperimentConfig:
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "task": _task_dict(self.task), "model": asdict(self.model), "train": asdict(self.train)}
-        d["train"]["betas"] = list(self.train.betas)
+        d["train"]["betas"] = list(self.train.betas) if isinstance(self.train.betas, (list, tuple)) else self.train.betas
         return d
 
     @classmethod
     def from_dict(cls, d:dict) -> ExperimentConfig:
+        if not isinstance(d, dict): raise ConfigError(f"a config must be a mapping with sections name, task, model, train; got {_short(d)}")
         unknown = set(d) - {"name", "task", "model", "train"}
-        if unknown: raise ValueError(f"unknown config section(s) {sorted(unknown)}; valid: name, task, model, train")
-        if "task" not in d: raise ValueError("config has no 'task' section")
-        return cls(task=task_config_from_dict(d["task"]),
+        if unknown: raise ConfigError(f"unknown config section(s) {sorted(unknown)}; valid: name, task, model, train")
+        if "task" not in d: raise ConfigError("config has no 'task' section")
+        name = d.get("name", "run")
+        if _is_number(name): name = str(name)   # `name=7` on a command line
+        return cls(task=_task_from_dict(d["task"]),
                    model=_from_fields(ModelConfig, d.get("model", {}), "model"),
-                   train=_from_fields(TrainConfig, d.get("train", {}), "train"),
-                   name=d.get("name", "run"))
+                   train=_from_fields(TrainConfig, d.get("train", {}), "train"), name=name)
 
     def to_yaml(self) -> str: return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
     @classmethod
-    def from_yaml(cls, text_or_path) -> ExperimentConfig: return cls.from_dict(read_yaml(text_or_path))
+    def from_yaml(cls, text_or_path) -> ExperimentConfig:
+        d = read_yaml(text_or_path)
+        if not isinstance(text_or_path, Path): return cls.from_dict(d)
+        try: return cls.from_dict(d)
+        except ConfigError as e: raise ConfigError(f"{text_or_path}: {e}") from None   # name the file too
 
     def resolve(self) -> ExperimentConfig:
-        "A validated copy with the model's vocabulary taken from the task."
+        "A validated copy with the model's vocabulary taken from the task; `ConfigError` naming the first bad field."
         cfg = copy.deepcopy(self)
+        if not hasattr(cfg.task, "vocab_size"): raise ConfigError(f"task must be an ARConfig or ATRConfig, got {_short(cfg.task)}")
+        if not (isinstance(cfg.name, str) and cfg.name.strip() and cfg.name not in (".", "..") and not re.search(r"[/\\\x00]", cfg.name)):
+            raise ConfigError(f"name must be a plain name (no '/', '\\\\', not '.' or '..'; it names the directory runs/<name>), got {cfg.name!r}")
         task_vocab, seq_len = cfg.task.vocab_size, cfg.task.seq_len
         if cfg.model.vocab_size is None: cfg.model.vocab_size = task_vocab
-        cfg.model.validate(); cfg.train.validate()
+        if not isinstance(cfg.model.mixer, str): raise ConfigError(f"model.mixer must be a mixer name, got {cfg.model.mixer!r}")
+        try: cfg.model.validate()
+        except ValueError as e: raise ConfigError(str(e)) from None
+        cfg.train.validate()
         cfg.model.pos_emb = cfg.model.uses_pos_emb
         if cfg.model.vocab_size < task_vocab:
-            raise ValueError(f"model.vocab_size={cfg.model.vocab_size} is smaller than the task's vocabulary ({task_vocab} ids)")
+            raise ConfigError(f"model.vocab_size={cfg.model.vocab_size} is smaller than the task's vocabulary ({task_vocab} ids)")
         if cfg.model.uses_pos_emb and seq_len > cfg.model.max_len:
-            raise ValueError(f"task sequences have {seq_len} tokens, longer than model.max_len={cfg.model.max_len} (the position table)")
+            raise ConfigError(f"task sequences have {seq_len} tokens, longer than model.max_len={cfg.model.max_len} (the position table)")
+        n_train, bs = cfg.task.n_train, cfg.train.batch_size
+        if n_train == 0: raise ConfigError("task.n_train=0: the training set is empty")
+        if n_train < bs: raise ConfigError(f"train.batch_size={bs} is larger than the training set (task.n_train={n_train})")
         return cfg
+
+def _short(v, n=80) -> str:
+    r = repr(v); return r if len(r) <= n else r[:n] + "..."
 
 def _task_dict(task) -> dict:
     d = asdict(task)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
+def _integral(cls, d:dict) -> dict:
+    "`d` with integral floats (`1e3`, `64.0`) turned into ints for the integer fields of `cls`."
+    kind = lambda t: (t if isinstance(t, str) else getattr(t, "__name__", str(t))).replace(" ", "").split("|")[0]
+    ints = {f.name for f in fields(cls) if kind(f.type) == "int"}
+    return {k: int(v) if k in ints and isinstance(v, float) and v.is_integer() else v for k, v in d.items()}
+
+def _task_from_dict(d):
+    if not isinstance(d, dict): raise ConfigError(f"config section 'task' must be a mapping, got {_short(d)}")
+    cls = TASK_CONFIGS.get(d.get("task")) if isinstance(d.get("task"), str) else None
+    try: return task_config_from_dict(_integral(cls, d) if cls else d)
+    except ConfigError: raise
+    except ValueError as e: raise ConfigError(f"task.{e}" if re.match(r"\w+=", str(e)) else f"task: {e}") from None
+    except (TypeError, AttributeError) as e: raise ConfigError(f"task: a field has a value of the wrong type ({e}); got {_short(d, 200)}") from None
+
 def _from_fields(cls, d, section):
-    if not isinstance(d, dict): raise ValueError(f"config section {section!r} must be a mapping, got {d!r}")
+    if not isinstance(d, dict): raise ConfigError(f"config section {section!r} must be a mapping, got {_short(d)}")
     names = {f.name for f in fields(cls)}
     unknown = set(d) - names
-    if unknown: raise ValueError(f"unknown field(s) {sorted(unknown)} in {section}; valid: {sorted(names)}")
-    d = dict(d)
-    if "betas" in d: d["betas"] = tuple(d["betas"])
+    if unknown: raise ConfigError(f"unknown field(s) {sorted(unknown)} in {section}; valid: {sorted(names)}")
+    d = _integral(cls, d)
+    if isinstance(d.get("betas"), list): d["betas"] = tuple(d["betas"])
     return cls(**d)
 
 # %% ../nbs/04b_runs.ipynb #f0291f2c
 def apply_overrides(cfg:ExperimentConfig, overrides:list[str] | dict) -> ExperimentConfig:
     "A copy of `cfg` with dotted-path overrides (`['train.lr=1e-3', ...]` or a dict) applied."
+    if not isinstance(overrides, (list, tuple, dict)): raise ConfigError(f"overrides must be a list of 'section.field=value' strings or a dict, got {_short(overrides)}")
     items = overrides.items() if isinstance(overrides, dict) else [_split_override(o) for o in overrides]
     d = cfg.to_dict()
     for path, value in items:
@@ -144,22 +207,22 @@ def apply_overrides(cfg:ExperimentConfig, overrides:list[str] | dict) -> Experim
     return ExperimentConfig.from_dict(d)
 
 def config_node(cfg_dict:dict, path:str, where:str) -> tuple:
-    "The dict of `cfg_dict` that holds dotted `path`, and the key in it; `ValueError` naming `where` if there is none."
+    "The dict of `cfg_dict` that holds dotted `path`, and the key in it; `ConfigError` naming `where` if there is none."
     if not isinstance(path, str) or not path:
-        raise ValueError(f"{where}: config path must be a non-empty string, got {path!r}")
+        raise ConfigError(f"{where}: config path must be a non-empty string, got {path!r}")
     keys, node = path.split("."), cfg_dict
     for i, k in enumerate(keys[:-1]):
         if not isinstance(node, dict) or k not in node:
-            raise ValueError(f"{where}: unknown config path {path!r} (unknown field {'.'.join(keys[:i+1])!r})")
+            raise ConfigError(f"{where}: unknown config path {path!r} (unknown field {'.'.join(keys[:i+1])!r})")
         node = node[k]
     free = keys[:2] == ["model", "mixer_kwargs"] and len(keys) == 3   # any mixer argument
     if not isinstance(node, dict) or (keys[-1] not in node and not free):
         valid = sorted(node) if isinstance(node, dict) else []
-        raise ValueError(f"{where}: unknown config path {path!r} (unknown field {keys[-1]!r}; valid fields there: {valid})")
+        raise ConfigError(f"{where}: unknown config path {path!r} (unknown field {keys[-1]!r}; valid fields there: {valid})")
     return node, keys[-1]
 
 def _split_override(o:str):
-    if "=" not in o: raise ValueError(f"override {o!r} must look like section.field=value")
+    if not isinstance(o, str) or "=" not in o: raise ConfigError(f"override {o!r} must look like section.field=value")
     k, v = o.split("=", 1)
     return k.strip(), parse_value(v)
 
@@ -175,10 +238,20 @@ def parse_value(v:str):
 # %% ../nbs/04b_runs.ipynb #d0aefb93
 STATUS_FILE, METRICS_FILE = "run.json", "metrics.csv"
 
+def read_json(path, what:str="file") -> Any:
+    "The JSON in `path`; `ConfigError` naming the file if it is not JSON."
+    path = Path(path)
+    try: return json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{what} {path} is not valid JSON ({getattr(e, 'msg', None) or e.reason}); delete or restore it") from None
+
 def read_status(run_dir) -> dict:
     "Contents of `run_dir/run.json` (empty dict when there is none)."
     p = Path(run_dir) / STATUS_FILE
-    return json.loads(p.read_text()) if p.exists() else {}
+    if not p.exists(): return {}
+    st = read_json(p, "status file")
+    if not isinstance(st, dict): raise ConfigError(f"status file {p} must hold a JSON object, got {_short(st)}; delete or restore it")
+    return st
 
 def write_status(run_dir, **kw):
     "Merge `kw` into `run_dir/run.json` (written atomically)."
@@ -224,9 +297,12 @@ class Run:
     mechanism_file = property(lambda self: self.path / "mechanism.json")
     association_file = property(lambda self: self.path / "association.png")
     log_file = property(lambda self: self.path / "log.txt")            # a sweep worker's output
+    lock_file = property(lambda self: self.path / LOCK_FILE)           # held by the one process writing the run
 
     @property
-    def config(self) -> ExperimentConfig: return ExperimentConfig.from_yaml(self.config_file.read_text())
+    def config(self) -> ExperimentConfig:
+        if not self.config_file.exists(): raise ConfigError(f"{self.path} has no config.yaml (not a run directory, or its config was deleted)")
+        return ExperimentConfig.from_yaml(self.config_file)
     @property
     def status(self) -> dict: return read_status(self.path)
     @property
@@ -236,9 +312,12 @@ class Run:
     @property
     def mechanism(self) -> dict | None:
         "The dissection verdict (`mechanism.json`), if the run was dissected."
-        return json.loads(self.mechanism_file.read_text()) if self.mechanism_file.exists() else None
+        return read_json(self.mechanism_file, "mechanism file") if self.mechanism_file.exists() else None
 
     def write_status(self, **kw): write_status(self.path, **kw)
+    def lock(self) -> DirLock:
+        "The exclusive lock of this run directory (a context manager); see `DirLock`."
+        return DirLock(self.path, "run directory")
 
     def require_finished(self) -> Run:
         "This run, or `FileNotFoundError` if it has no final weights."
@@ -250,7 +329,104 @@ class Run:
         return load_model(self.require_finished().final, device=device).eval()
 
     def dataset(self, split:str="test", cache_dir=None):
-        "The `TaskDataset` of `split` of this run's task (generated, or read from `cache_dir`)."
-        return build_datasets(self.config.task, cache_dir=cache_dir)[split]
+        "The `TaskDataset` of `split` of this run's task (generated, or read from `cache_dir`); `ConfigError` if it is empty."
+        cfg = self.config
+        ds = build_datasets(cfg.task, cache_dir=cache_dir)[split]
+        if len(ds.tokens) == 0: raise ConfigError(f"run {self.path}: its {split} split is empty (task.n_{split}={cfg.task.split_size(split)})")
+        return ds
 
-    def __repr__(self): return f"Run({str(self.path)!r}, status={self.status.get('status', 'none')!r})"
+    def __repr__(self):
+        try: st = self.status.get("status", "none")
+        except ConfigError: st = "unreadable run.json"
+        return f"Run({str(self.path)!r}, status={st!r})"
+
+# %% ../nbs/04b_runs.ipynb #a4b00016
+LOCK_FILE = ".lock"
+
+class DirectoryLocked(ConfigError):
+    "Another live process holds the directory's lock; the message names the directory and the holder's pid and host."
+
+_HELD: dict[str, list] = {}   # resolved path -> [fd, depth] of the locks this process holds
+
+class DirLock:
+    "Exclusive, re-entrant lock of a run or sweep directory (created if needed); use as a context manager."
+    def __init__(self, path, what:str="run directory"):
+        self.path, self.what, self.stale, self._created = Path(path), what, None, []
+
+    def acquire(self) -> DirLock:
+        key = str(self.path.resolve())
+        if key in _HELD: _HELD[key][1] += 1; self._key = key; return self
+        self._make_dir()
+        st = self.path.stat(); self._before = ({p.name for p in self.path.iterdir()}, st.st_atime_ns, st.st_mtime_ns)
+        lock = self.path / LOCK_FILE
+        while True:
+            try: fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+            except OSError as e: self._undo(); raise ConfigError(f"{self.what} {self.path}: cannot create its lock file ({e.strerror})") from None
+            if fcntl is None: break
+            try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                h = _holder(fd); os.close(fd); self._undo()
+                raise DirectoryLocked(f"{self.what} {self.path} is in use by pid {h.get('pid', '?')} on {h.get('host', '?')}"
+                                      f" (since {h.get('since', '?')}); wait for it to finish or stop that process") from None
+            try:
+                if os.path.samestat(os.fstat(fd), os.stat(lock)): break
+            except FileNotFoundError: pass
+            os.close(fd)    # the holder removed the file as we opened it: lock the new one
+        self.stale = _holder(fd) or None
+        if self.stale:
+            print(f"{self.what} {self.path}: taking over the stale lock of pid {self.stale.get('pid', '?')} on "
+                  f"{self.stale.get('host', '?')} (since {self.stale.get('since', '?')}; that process is gone)", file=sys.stderr)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+        os.ftruncate(fd, 0); os.pwrite(fd, json.dumps(me).encode(), 0)
+        _HELD[key] = [fd, 1]; self._key = key
+        return self
+
+    def release(self):
+        fd_depth = _HELD.get(self._key)
+        if fd_depth is None: return
+        fd_depth[1] -= 1
+        if fd_depth[1]: return
+        del _HELD[self._key]
+        try: (self.path / LOCK_FILE).unlink()
+        except FileNotFoundError: pass
+        os.close(fd_depth[0])
+        names, atime, mtime = self._before
+        if {p.name for p in self.path.iterdir()} == names: os.utime(self.path, ns=(atime, mtime))   # nothing written: as it was
+        self._undo()
+
+    def _make_dir(self):
+        p = self.path
+        if p.exists() and not p.is_dir(): raise ConfigError(f"{self.what} {p} is a file, not a directory")
+        missing = [q for q in [p, *p.parents] if not q.exists()]
+        try: p.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            blocker = next((q for q in p.parents if q.exists() and not q.is_dir()), None)
+            why = f"{blocker} is a file, not a directory" if blocker else e.strerror
+            raise ConfigError(f"{self.what} {p} cannot be created ({why})") from None
+        self._created = missing
+        if not os.access(p, os.W_OK | os.X_OK): self._undo(); raise ConfigError(f"{self.what} {p} is not writable")
+
+    def _undo(self):
+        "Remove the directories this lock created, if they stayed empty."
+        for q in self._created:
+            try: q.rmdir()
+            except OSError: break
+        self._created = []
+
+    def __enter__(self): return self.acquire()
+    def __exit__(self, *exc): self.release()
+
+def _holder(fd) -> dict:
+    "The holder recorded in an open lock file (empty if none)."
+    try:
+        d = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return d if isinstance(d, dict) else {}
+    except (ValueError, OSError): return {}
+
+def remove_temp_files(directory, recursive:bool=True) -> list[Path]:
+    "Delete the temporary files of `atomic_write`s that a killed process left in `directory` (hold its lock)."
+    d = Path(directory)
+    if not d.is_dir(): return []
+    found = [p for p in (d.rglob(f".*{TMP_SUFFIX}") if recursive else d.glob(f".*{TMP_SUFFIX}")) if p.is_file()]
+    for p in found: p.unlink(missing_ok=True)
+    return found

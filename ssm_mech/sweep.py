@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/sweep.html.md"""
 
 # %% ../nbs/07_sweep.ipynb #158f32c0
 from __future__ import annotations
-import contextlib, copy, csv, hashlib, importlib, itertools, json, os, sys, time, traceback
+import contextlib, copy, csv, hashlib, importlib, itertools, json, os, sys, threading, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +14,11 @@ import multiprocessing as mp
 from typing import Any
 
 import yaml
-from tqdm.auto import tqdm
 
 from .core import atomic_write
-from .runs import ExperimentConfig, Run, apply_overrides, config_node, read_status, read_yaml, write_status
-from .train import experiment_preset
+from .runs import (ConfigError, DirLock, ExperimentConfig, Run, apply_overrides, config_node, read_status, read_yaml,
+                           remove_temp_files, write_status)
+from .train import experiment_preset, progress_bar
 from .results import read_runs_csv
 from .experiments import dissect_run, run_experiment
 
@@ -129,7 +129,7 @@ def plan_sweep(sweep:SweepConfig) -> list[PlannedRun]:
             label = run_label(ov)
             try:
                 cfg = apply_overrides(base, {**sweep.overrides, **ov})
-                cfg.name = label
+                cfg.name = label.replace("/", "|")   # a run's name is a plain name (values may hold '/')
                 d, err = cfg.to_dict(), None
                 try: key = cfg.resolve().to_dict()
                 except ValueError as e: key, err = d, str(e)
@@ -208,10 +208,10 @@ def _run_one(job:dict) -> dict:
     if job.get("threads"): torch.set_num_threads(job["threads"])
     t0, status, error = time.time(), None, None
     with open(run.log_file, "a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        prior = run.status
-        print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} run {job['id']} ({job['label']}) on {os.uname().nodename}, "
-              + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), flush=True)
         try:
+            prior = run.status
+            print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} run {job['id']} ({job['label']}) on {os.uname().nodename}, "
+                  + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), flush=True)
             if job.get("error"): raise ValueError(job["error"])
             cfg = ExperimentConfig.from_dict(job["config"])
             if prior.get("status") != "finished":
@@ -229,7 +229,9 @@ def _run_one(job:dict) -> dict:
                     try: text = ExperimentConfig.from_dict(job["config"]).resolve().to_yaml()
                     except Exception: text = yaml.safe_dump(job["config"], sort_keys=False)
                     atomic_write(run.config_file, lambda t: Path(t).write_text(text))
-                run.write_status(status="failed", error=error); status = "failed"
+                try: run.write_status(status="failed", error=error)
+                except ConfigError: atomic_write(run.status_file, lambda t: Path(t).write_text(json.dumps({"status": "failed", "error": error})))
+                status = "failed"
         print(f"== {status} after {time.time() - t0:.1f}s" + (f": {error}" if error else ""), flush=True)
     torch.set_num_threads(threads)
     return {"id": job["id"], "status": status, "error": error, "seconds": time.time() - t0}
@@ -255,17 +257,21 @@ def _cores() -> int:
     except AttributeError: return os.cpu_count() or 1
 
 # %% ../nbs/07_sweep.ipynb #7e7e49aa
-def _write_runs_csv(sweep_dir:Path, plan:list[PlannedRun]):
-    "Merge this plan into `runs.csv` (runs of earlier plans of the same directory are kept)."
+def _write_runs_csv(sweep_dir:Path, plan:list[PlannedRun], starting:str|None=None):
+    "Merge this plan into `runs.csv` (runs of earlier plans of the same directory are kept), with each run's current status."
     path = sweep_dir / "runs.csv"
     rows = {r["id"]: r for r in read_runs_csv(path)}
     for p in plan: rows[p.id] = {"id": p.id, "label": p.label, **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in p.overrides.items()}}
-    for rid, r in rows.items(): r["status"] = read_status(sweep_dir / "runs" / rid).get("status", "pending")
+    for rid, r in rows.items(): r["status"] = "running" if rid == starting else _status_of(sweep_dir / "runs" / rid)
     cols = ["id", "label", "status"] + list(dict.fromkeys(k for r in rows.values() for k in r if k not in ("id", "label", "status")))
     def _w(t):
         with open(t, "w", newline="") as f:
             w = csv.DictWriter(f, cols, restval=""); w.writeheader(); w.writerows(rows.values())
     atomic_write(path, _w)
+
+def _status_of(run_dir) -> str:
+    try: return read_status(run_dir).get("status", "pending")
+    except ConfigError: return "unreadable"
 
 # %% ../nbs/07_sweep.ipynb #73978721
 def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or a preset name
@@ -279,6 +285,7 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
               only:list|None=None,            # run only these run ids (others are left as they are)
               cache_dir=None,                 # dataset cache; default `sweep_dir/cache`
               ray_init:dict|None=None,        # keyword arguments for `ray.init` when Ray is not initialised yet
+              refresh:float=10.0,             # seconds between rewrites of runs.csv while runs are in flight
               ) -> dict:
     "Run every unfinished run of `sweep` into `sweep_dir/runs/<id>/`; return a summary."
     sweep = load_sweep(sweep)
@@ -289,8 +296,15 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
         unknown = sorted(set(only) - ids)
         if unknown: raise ValueError(f"only: unknown run id(s) {unknown} for sweep {sweep.name!r}")
     sweep_dir = Path(sweep_dir).resolve()
+    with DirLock(sweep_dir, "sweep directory"):     # one process runs a sweep directory at a time
+        return _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_run, progress, stop_at, only,
+                           cache_dir, ray_init, refresh)
+
+def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_run, progress, stop_at, only,
+                cache_dir, ray_init, refresh) -> dict:
     dissect = sweep.dissect
-    sweep_dir.mkdir(parents=True, exist_ok=True)
+    tmp = remove_temp_files(sweep_dir, recursive=False)
+    if tmp: print(f"sweep directory {sweep_dir}: removed {len(tmp)} temporary file(s) left by an interrupted write", file=sys.stderr)
     atomic_write(sweep_dir / "sweep.yaml", lambda t: Path(t).write_text(sweep.to_yaml()))
     _write_runs_csv(sweep_dir, plan)
     cache_dir = str(Path(cache_dir).resolve()) if cache_dir else str(sweep_dir / "cache")
@@ -305,21 +319,27 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
     jobs = [{"id": p.id, "label": p.label, "config": p.config, "error": p.error, "run_dir": str(sweep_dir / "runs" / p.id),
              "cache_dir": cache_dir, "stop_at": stop_at, "dissect": dissect, "dissect_n": sweep.dissect_n,
              "threads": threads if (runner == "ray" or workers > 1 or cpus_per_run) else None} for p in todo]
-    bar = tqdm(total=len(selected), initial=skipped, disable=not progress, desc=f"sweep {sweep.name}", unit="run", dynamic_ncols=True)
-    results = []
+    bar = progress_bar(len(selected), skipped, f"sweep {sweep.name}", disable=not progress, unit="run")
+    results, csv_lock, stop = [], threading.Lock(), threading.Event()
+    def update_csv(starting=None):
+        with csv_lock: _write_runs_csv(sweep_dir, plan, starting)
     def record(res):
         results.append(res); bar.update(1)
         bar.set_postfix(failed=sum(bool(r["error"]) for r in results))
+        update_csv()
+    def refresher():   # runs.csv follows the runs' own run.json (running, interrupted, finished, failed)
+        while not stop.wait(refresh): update_csv()
+    threading.Thread(target=refresher, daemon=True).start()
     # Workers import the function by module path, so that it pickles by reference (also from notebooks).
     worker = importlib.import_module("ssm_mech.sweep")._run_one
     try:
         if runner == "ray": _run_ray(jobs, worker, gpus_per_run, cpus_per_run or 1, ray_init, record)
         elif workers == 1:
-            for job in jobs: record(worker(job))
+            for job in jobs: update_csv(starting=job["id"]); record(worker(job))
         else: _run_pool(jobs, worker, workers, record)
     finally:
-        bar.close()
-        _write_runs_csv(sweep_dir, plan)
+        stop.set(); bar.close()
+        update_csv()
     summary = _summary(sweep.name, results, skipped, len(selected))
     return summary
 

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/train.html.md"""
 
 # %% ../nbs/05_train.ipynb #db002696
 from __future__ import annotations
-import copy, json, math, shutil, time, warnings
+import copy, json, math, os, shutil, socket, sys, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -18,14 +18,14 @@ from tqdm.auto import tqdm
 
 from .core import atomic_write, pick_device
 from .tasks import build_datasets, task_preset
-from .model import ModelConfig, LanguageModel, save_model, load_model, n_params
-from .runs import (ExperimentConfig, TrainConfig, MetricsLog, Run, apply_overrides, read_status,
-                           write_status)
+from .model import ModelConfig, LanguageModel, save_model, load_model, n_params, check_state_dict
+from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, LOCK_FILE, apply_overrides,
+                           read_status, remove_temp_files, write_status)
 
 # %% auto #0
-__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'supervised_loss', 'evaluate', 'save_checkpoint', 'latest_checkpoint',
-           'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'cpu_scale',
-           'experiment_preset']
+__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'supervised_loss', 'evaluate', 'save_checkpoint', 'checkpoints', 'latest_checkpoint',
+           'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'progress_bar',
+           'cpu_scale', 'experiment_preset']
 
 # %% ../nbs/05_train.ipynb #19fc9dda
 def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="cosine") -> float:
@@ -49,6 +49,7 @@ def supervised_loss(model:LanguageModel, tokens, labels, supervised_head:bool=Tr
 @torch.no_grad()
 def evaluate(model:LanguageModel, ds, batch_size:int=256, device=None) -> dict:
     "Accuracy (argmax over the full vocabulary), mean answer probability and loss on all of `ds`."
+    if len(ds.tokens) == 0: raise ConfigError("evaluate: the dataset is empty (a split of size 0)")
     device = device or next(model.parameters()).device
     was_training = model.training; model.eval()
     n = correct = 0; prob = loss = 0.0
@@ -80,31 +81,44 @@ def save_checkpoint(ckpt_dir, step:int, model, opt, extra:dict | None = None):
     atomic_write(ckpt_dir / f"{name}.safetensors", lambda t: save_file(tensors, t))
     atomic_write(ckpt_dir / f"{name}.json", lambda t: Path(t).write_text(json.dumps(meta, indent=1)))
 
+def checkpoints(ckpt_dir) -> list[Path]:
+    "The complete checkpoints (their JSON paths) in `ckpt_dir`, oldest first."
+    ckpt_dir = Path(ckpt_dir)
+    return sorted(p for p in ckpt_dir.glob("step_*.json") if p.with_suffix(".safetensors").exists()) if ckpt_dir.exists() else []
+
 def latest_checkpoint(ckpt_dir) -> Path | None:
     "The newest complete checkpoint (its JSON path) in `ckpt_dir`, if any."
-    ckpt_dir = Path(ckpt_dir)
-    done = sorted(p for p in ckpt_dir.glob("step_*.json") if p.with_suffix(".safetensors").exists()) if ckpt_dir.exists() else []
+    done = checkpoints(ckpt_dir)
     return done[-1] if done else None
 
 def load_checkpoint(json_path, model, opt) -> dict:
-    "Restore `model`, `opt` and the RNG from a checkpoint; return its metadata."
-    json_path = Path(json_path)
+    "Restore `model`, `opt` and the RNG from a checkpoint; return its metadata (`ConfigError` naming the checkpoint if it is unusable)."
+    json_path = Path(json_path); name = json_path.with_suffix("")
     try:
         meta = json.loads(json_path.read_text())
         tensors = load_file(str(json_path.with_suffix(".safetensors")))
+        if not (isinstance(meta, dict) and isinstance(meta.get("step"), int) and isinstance(meta.get("param_groups"), list)):
+            raise ValueError(f"{json_path.name} lacks 'step' or 'param_groups'")
+        if "rng.torch" not in tensors: raise ValueError("no RNG state")
     except Exception as e:
-        raise ValueError(f"checkpoint {json_path.with_suffix('')} is corrupted: {e}") from None
+        raise ConfigError(f"checkpoint {name} is corrupted: {e}") from None
     model_sd, own = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, model.state_dict()
     if set(model_sd) != set(own) or any(own[k].shape != v.shape for k, v in model_sd.items()):
-        raise ValueError(f"checkpoint {json_path.with_suffix('')} does not match the model of this config")
-    model.load_state_dict(model_sd)
+        raise ConfigError(f"checkpoint {name} does not match the model of this config")
+    try: check_state_dict(model_sd, own, name)
+    except ValueError as e: raise ConfigError(str(e)) from None
     state = {}
     for k, v in tensors.items():
         if k.startswith("optim."):
-            _, idx, name = k.split(".", 2)
-            state.setdefault(int(idx), {})[name] = v
-    opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
-    torch.set_rng_state(tensors["rng.torch"])
+            _, idx, key = k.split(".", 2)
+            if key != "step" and not torch.isfinite(v).all(): raise ConfigError(f"checkpoint {name}: optimiser state {k} holds non-finite values")
+            state.setdefault(int(idx), {})[key] = v
+    try:
+        model.load_state_dict(model_sd)
+        opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+        torch.set_rng_state(tensors["rng.torch"])
+    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+        raise ConfigError(f"checkpoint {name} is corrupted: {' '.join(str(e).split())[:200]}") from None
     return meta
 
 # %% ../nbs/05_train.ipynb #a8ceb8c9
@@ -135,60 +149,104 @@ def epoch_order(n:int, epoch:int, seed:int, shuffle:bool) -> torch.Tensor:
 # %% ../nbs/05_train.ipynb #550bb34b
 def train(cfg:ExperimentConfig,            # the experiment
           run_dir,                         # directory of this run
-          resume:bool=False,               # continue from the latest checkpoint in `run_dir`
+          resume:bool=False,               # continue from the latest intact checkpoint in `run_dir`
           overwrite:bool=False,            # delete an existing run in `run_dir` first
-          progress:bool=True,              # show a progress bar
+          progress:bool=True,              # show a progress bar (plain periodic lines when stderr is not a terminal)
           stop_at:int | None = None,       # stop (resumably) after this step, e.g. for time-boxed jobs
           callbacks:list[Callable] = (),   # `fn(step, model, datasets, log)` called after every step
           cache_dir=None,                  # dataset cache directory
           ) -> RunResult:
-    "Train `cfg` into `run_dir` with the paper's protocol; see the page for the layout."
+    "Train `cfg` into `run_dir` with the paper's protocol, holding the directory's lock; see the page for the layout."
     cfg = cfg.resolve()
-    run = Run(run_dir); run_dir = run.path
-    status = run.status
-    if run_dir.exists() and any(run_dir.iterdir()) and not (resume or overwrite):
+    if resume and overwrite: raise ConfigError(f"resume and overwrite exclude each other: resume continues the run in {run_dir}, overwrite replaces it")
+    if stop_at is not None and not (isinstance(stop_at, int) and not isinstance(stop_at, bool) and stop_at >= 1):
+        raise ConfigError(f"stop_at must be an integer >= 1, got {stop_at!r}")
+    run = Run(run_dir)
+    with run.lock():
+        return _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir)
+
+def _say(msg): print(msg, file=sys.stderr, flush=True)
+
+def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir) -> RunResult:
+    run_dir = run.path
+    left = [p for p in run_dir.iterdir() if p.name != LOCK_FILE]
+    status = {} if overwrite else run.status
+    if left and not overwrite:
+        tmp = remove_temp_files(run_dir)       # a kill during a write leaves these; we hold the lock, so they are stale
+        if tmp: _say(f"run directory {run_dir}: removed {len(tmp)} temporary file(s) left by an interrupted write: {', '.join(p.name for p in tmp)}")
+        if status.get("status") == "running":  # nobody holds the lock, so that session died without a word
+            _say(f"run directory {run_dir}: the previous session stopped abruptly (killed?) after step {status.get('step', 0)}; "
+                 f"marked 'killed', its {status.get('seconds', 0.0):.0f} s are kept")
+            run.write_status(status="killed", error="the session ended without a word (killed?)")
+            status = run.status
+        left = [p for p in run_dir.iterdir() if p.name != LOCK_FILE]
+    if left and not (resume or overwrite):
         what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
         raise FileExistsError(f"run directory {run_dir} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
-    if resume and status and run.config_file.exists():   # the run's name is a label, not part of the experiment
-        old = run.config.to_dict()
+    if resume and (run.status_file.exists() or run.checkpoints.exists() or run.finished):   # a run was started here
+        if not run.config_file.exists():
+            raise ConfigError(f"cannot resume {run_dir}: its config.yaml is missing, so this config cannot be checked against the run; restore it, or overwrite")
+        old = run.config.to_dict()             # the run's name is a label, not part of the experiment
         diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
-        if diff: raise ValueError(f"cannot resume {run_dir}: its config differs from this one at {diff}")
+        if diff: raise ConfigError(f"cannot resume {run_dir}: its config differs from this one at {diff}")
         cfg.name = old["name"]
-    if stop_at is not None and stop_at < 1: raise ValueError(f"stop_at must be >= 1, got {stop_at}")
     if resume and status.get("status") == "finished" and run.finished:
         return RunResult(run_dir, status.get("final_metrics", {}), load_model(run.final, device=pick_device(cfg.train.device)),
                          status.get("step", total_steps(cfg)), 0.0)
     data = build_datasets(cfg.task, cache_dir=cache_dir)        # may raise: before touching the disk
     n_total = total_steps(cfg)
     device = pick_device(cfg.train.device)
+    model, opt = _fresh(cfg, device)
+    if overwrite:
+        for p in left: shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+    ckpt_dir, log = run.checkpoints, run.metrics
+    start, meta, prior = 0, None, status.get("seconds", 0.0) if resume else 0.0
+    t0 = time.time()
+    spent = lambda: prior + time.time() - t0   # over every session of this run
+    try:
+        if resume:
+            for ck in reversed(checkpoints(ckpt_dir)):
+                try: meta = load_checkpoint(ck, model, opt); break
+                except ConfigError as e: _say(f"skipped checkpoint {ck.with_suffix('')}: {e}")
+            if meta is None and checkpoints(ckpt_dir):
+                _say(f"run directory {run_dir}: no intact checkpoint; starting again from step 0")
+                model, opt = _fresh(cfg, device)
+        if meta is not None:
+            start = meta["step"]
+            log.truncate_after(start)
+        else:
+            atomic_write(run.config_file, lambda t: Path(t).write_text(cfg.to_yaml()))
+            if log.path.exists(): log.path.unlink()
+        session = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S"), "from_step": start}
+        run.write_status(status="running", step=start, total_steps=n_total, n_params=n_params(model), device=str(device),
+                         error=None, seconds=prior, sessions=[*status.get("sessions", []), session] if resume else [session])
+        return _loop(cfg, run, data, model, opt, device, start, n_total, stop_at, meta, callbacks, progress, spent)
+    except BaseException as e:
+        st = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+        run.write_status(status=st, error=f"{type(e).__name__}: {' '.join(str(e).split())}", seconds=spent())
+        raise
+
+def _fresh(cfg, device):
+    "A freshly initialised model (seeded by `train.seed`) and its optimiser."
     torch.manual_seed(cfg.train.seed)
     model = LanguageModel(cfg.model).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.train.lr, betas=tuple(cfg.train.betas),
                             weight_decay=cfg.train.weight_decay)
-    if overwrite and run_dir.exists() and not resume: shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt_dir, log = run.checkpoints, run.metrics
-    start = 0
-    latest = latest_checkpoint(ckpt_dir) if resume else None
-    if latest is not None:
-        start = load_checkpoint(latest, model, opt)["step"]
-        log.truncate_after(start)
-    else:
-        atomic_write(run.config_file, lambda t: Path(t).write_text(cfg.to_yaml()))
-        if log.path.exists(): log.path.unlink()
-    run.write_status(status="running", step=start, total_steps=n_total, n_params=n_params(model), device=str(device))
+    return model, opt
 
+def _loop(cfg, run, data, model, opt, device, start, n_total, stop_at, meta, callbacks, progress, spent) -> RunResult:
     callbacks = list(callbacks)
     if cfg.train.mech_every and not callbacks:   # the logger comes from above: ssm_mech.experiments
         warnings.warn("train.mech_every is set but no callbacks were passed: train through "
                       "ssm_mech.experiments.run_experiment (or pass a MechanismLogger) to log mechanisms")
+    ckpt_dir, log = run.checkpoints, run.metrics
     tr = data["train"]; spe = steps_per_epoch(len(tr.tokens), cfg.train.batch_size)
     bs, tc = cfg.train.batch_size, cfg.train
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc.precision == "bf16")
     end = min(n_total, stop_at) if stop_at else n_total
-    bar = tqdm(total=n_total, initial=start, disable=not progress, desc=cfg.name, dynamic_ncols=True)
-    t0, losses, last_eval = time.time(), [], {}
-    spent = lambda: (status.get("seconds", 0.0) if resume else 0.0) + time.time() - t0   # over every session of this run
+    bar = progress_bar(n_total, start, cfg.name, disable=not progress)
+    t0, last_eval = time.time(), {}
+    losses = list(meta.get("losses", [])) if meta else []   # the partial average of an interrupted session goes on
     order, order_epoch = None, -1
     model.train()
     try:
@@ -199,7 +257,7 @@ def train(cfg:ExperimentConfig,            # the experiment
             tok, lab = tr.tokens[idx].to(device), tr.labels[idx].to(device)
             for g in opt.param_groups: g["lr"] = lr_at(step, n_total, tc.lr, tc.warmup_frac, tc.schedule)
             with autocast: loss, _ = supervised_loss(model, tok, lab, tc.supervised_head)
-            if not torch.isfinite(loss): raise FloatingPointError(f"loss became {loss.item()} at step {step}")
+            if not torch.isfinite(loss): raise FloatingPointError(f"loss became {loss.item()} at step {step} (train.lr={tc.lr}); try a smaller train.lr")
             opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
             losses.append(loss.item()); done = step + 1
             if tc.log_every and done % tc.log_every == 0:
@@ -208,27 +266,23 @@ def train(cfg:ExperimentConfig,            # the experiment
                 last_eval = _evaluate_all(model, data, tc, log, done)
             for cb in callbacks: cb(done, model, data, log)
             if done < n_total and ((tc.checkpoint_every and done % tc.checkpoint_every == 0) or done == end):
-                save_checkpoint(ckpt_dir, done, model, opt, {"config": cfg.to_dict()})
+                save_checkpoint(ckpt_dir, done, model, opt, {"config": cfg.to_dict(), "losses": losses, "seconds": spent()})
                 _prune(ckpt_dir, tc.keep_checkpoints)
-                run.write_status(step=done)
+                run.write_status(step=done, seconds=spent(), heartbeat=time.strftime("%Y-%m-%d %H:%M:%S"))
             bar.update(1)
             if done % 10 == 0 or done == end:
                 post = {"loss": f"{loss.item():.3f}"}
-                if last_eval: post["dev_acc"] = f"{last_eval['dev']['acc']:.3f}"
+                if last_eval and "dev" in last_eval: post["dev_acc"] = f"{last_eval['dev']['acc']:.3f}"
                 bar.set_postfix(post)
-    except BaseException as e:
-        run.write_status(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
-                         error=f"{type(e).__name__}: {e}", seconds=spent())
-        raise
     finally:
         bar.close()
     seconds = time.time() - t0
     if end < n_total:
         run.write_status(status="interrupted", step=end, seconds=spent())
-        return RunResult(run_dir, last_eval, model, end, seconds)
+        return RunResult(run.path, last_eval, model, end, seconds)
     save_model(model, run.final)
     run.write_status(status="finished", step=n_total, final_metrics=last_eval, error=None, seconds=spent())
-    return RunResult(run_dir, last_eval, model, n_total, seconds)
+    return RunResult(run.path, last_eval, model, n_total, seconds)
 
 def _evaluate_all(model, data, tc, log, step):
     res = {}
@@ -251,6 +305,30 @@ def _diff(a, b, prefix=""):
             if r: return r
         elif a.get(k) != b.get(k): return f"{prefix}{k} ({a.get(k)!r} != {b.get(k)!r})"
     return None
+
+# %% ../nbs/05_train.ipynb #p05a0002
+def progress_bar(total:int, initial:int=0, desc:str="", disable:bool=False, unit:str="step", every:float=30.0):
+    "A tqdm bar on a terminal or in Jupyter; plain lines (every `every` s and at each tenth) when stderr is redirected."
+    if disable or sys.stderr.isatty() or type(sys.stderr).__module__.startswith("ipykernel"):
+        return tqdm(total=total, initial=initial, disable=disable, desc=desc, unit=unit, dynamic_ncols=True)
+    return _Lines(total, initial, desc, unit, every)
+
+class _Lines:
+    "The part of tqdm's interface `train` and `run_sweep` use, printed as one line per report."
+    def __init__(self, total, initial, desc, unit, every):
+        self.total, self.n, self.desc, self.unit, self.every, self.post = total, initial, desc, unit, every, {}
+        self.t0 = self.last = time.time(); self.tenth, self.printed = self._tenth(), initial
+    def _tenth(self): return self.n * 10 // max(1, self.total)
+    def update(self, n:int=1):
+        self.n += n
+        if self._tenth() != self.tenth or time.time() - self.last >= self.every: self._print()
+    def set_postfix(self, post=None, **kw): self.post = {**(post or {}), **kw}
+    def _print(self):
+        self.tenth, self.last, self.printed = self._tenth(), time.time(), self.n
+        post = "".join(f", {k}={v}" for k, v in self.post.items())
+        print(f"{self.desc}: {self.n}/{self.total} {self.unit}s ({time.time() - self.t0:.0f} s{post})", file=sys.stderr, flush=True)
+    def close(self):
+        if self.n != self.printed: self._print()
 
 # %% ../nbs/05_train.ipynb #2dee9a5c
 def _exp(name, task, mixer="attention", epochs=16, schedule="cosine", n_layers=2, pos_emb=None, **mixer_kwargs):

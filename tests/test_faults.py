@@ -1,0 +1,150 @@
+"""Faults: two writers, a stale lock, a damaged checkpoint, a kill during a checkpoint write, a resume between two
+loss logs, Ctrl-C, a sweep with failed runs. Each runs the real thing (a second process, a SIGKILL) on a tiny config."""
+import json, os, shutil, signal, subprocess, sys, textwrap, time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from conftest import CLI, ROOT, cli_env, tiny_config
+from ssm_mech.cli import main
+from ssm_mech.results import read_runs_csv
+from ssm_mech.runs import LOCK_FILE, DirectoryLocked, DirLock, Run, read_status
+from ssm_mech.sweep import SweepConfig, plan_sweep, run_sweep
+from ssm_mech.train import latest_checkpoint, train
+
+def hold_lock(path:Path) -> subprocess.Popen:
+    "A second process holding `path`'s lock until it is killed."
+    code = f"import sys, time; from ssm_mech.runs import DirLock; DirLock({str(path)!r}).acquire(); print('held', flush=True); time.sleep(120)"
+    p = subprocess.Popen([sys.executable, "-c", code], env=cli_env(), stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+def same_weights(a, b):
+    for (k, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()): assert torch.equal(x, y), k
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    d = tmp_path_factory.mktemp("full") / "run"
+    return train(tiny_config(), d, progress=False), d
+
+def test_second_writer_refused(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    holder = hold_lock(run_dir)
+    try:
+        with pytest.raises(DirectoryLocked) as e: train(tiny_config(), run_dir, progress=False)
+        assert str(run_dir) in str(e.value) and f"pid {holder.pid}" in str(e.value) and os.uname().nodename in str(e.value)
+        capsys.readouterr()
+        assert main(["train", "ar-cpu", "--run-dir", str(run_dir), "--resume", "--no-progress"]) == 2   # the CLI too
+        assert f"is in use by pid {holder.pid}" in capsys.readouterr().err
+        assert sorted(p.name for p in run_dir.iterdir()) == [LOCK_FILE]          # nothing written by the refused ones
+        with pytest.raises(DirectoryLocked): run_sweep(SweepConfig("s", tiny_config()), run_dir, progress=False)  # a sweep dir alike
+    finally: holder.kill(); holder.wait()
+
+def test_stale_lock_taken_over(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    holder = hold_lock(run_dir); holder.kill(); holder.wait()         # killed: its .lock file stays behind
+    assert (run_dir / LOCK_FILE).exists()
+    res = train(tiny_config(), run_dir, progress=False)
+    assert f"taking over the stale lock of pid {holder.pid}" in capsys.readouterr().err
+    assert res.steps == 8 and not (run_dir / LOCK_FILE).exists()
+
+def test_corrupted_newest_checkpoint_falls_back(tmp_path, uninterrupted, capsys):
+    run_dir = tmp_path / "run"; cfg = tiny_config(checkpoint_every=2, keep_checkpoints=3)
+    train(cfg, run_dir, progress=False, stop_at=6)                   # checkpoints at 2, 4, 6
+    newest = latest_checkpoint(run_dir / "checkpoints"); assert newest.name == "step_0000006.json"
+    newest.with_suffix(".safetensors").write_bytes(newest.with_suffix(".safetensors").read_bytes()[:500])  # truncated
+    (run_dir / "checkpoints" / "step_0000004.json").write_text("{}")  # and the one before has no optimiser state
+    capsys.readouterr()
+    res = train(cfg, run_dir, progress=False, resume=True)
+    err = capsys.readouterr().err
+    assert "skipped checkpoint" in err and "step_0000006" in err and "step_0000004" in err and "param_groups" in err, err
+    same_weights(res.model, uninterrupted[0].model)
+    assert read_status(run_dir)["sessions"][-1]["from_step"] == 2
+
+def test_resumed_metrics_equal_uninterrupted(tmp_path, uninterrupted):
+    run_dir = tmp_path / "run"
+    train(tiny_config(), run_dir, progress=False, stop_at=5)          # between the loss logs at 3 and 6
+    res = train(tiny_config(), run_dir, progress=False, resume=True)
+    same_weights(res.model, uninterrupted[0].model)
+    assert (run_dir / "metrics.csv").read_text() == (uninterrupted[1] / "metrics.csv").read_text()
+
+KILL_IN_WRITE = textwrap.dedent('''
+    import os, signal, sys
+    import ssm_mech.train as T
+    from conftest import tiny_config
+    real = T.save_file
+    def dying(tensors, path):                  # the second checkpoint: half a file, then SIGKILL
+        if "step_0000004" in str(T._last_name):
+            open(path, "wb").write(b"half"); os.kill(os.getpid(), signal.SIGKILL)
+        real(tensors, path)
+    orig = T.save_checkpoint
+    def save_checkpoint(ckpt_dir, step, *a, **k):
+        T._last_name = T._ckpt_name(step); return orig(ckpt_dir, step, *a, **k)
+    T._last_name = ""; T.save_file = dying; T.save_checkpoint = save_checkpoint
+    T.train(tiny_config(checkpoint_every=2), sys.argv[1], progress=False)
+''')
+
+def test_kill_during_checkpoint_write(tmp_path, uninterrupted, capsys):
+    run_dir = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-c", KILL_IN_WRITE, str(run_dir)], env={**cli_env(), "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    left = list(run_dir.rglob(".*.tmp")); assert left                       # the kill left a temporary file
+    st = read_status(run_dir); assert st["status"] == "running" and st["step"] == 2 and st["seconds"] > 0
+    capsys.readouterr()
+    res = train(tiny_config(checkpoint_every=2), run_dir, progress=False, resume=True)
+    err = capsys.readouterr().err
+    assert not list(run_dir.rglob(".*.tmp")) and "removed 1 temporary file" in err, err
+    assert "previous session stopped abruptly" in err and "marked 'killed'" in err and "taking over the stale lock" in err
+    st = read_status(run_dir)
+    assert st["status"] == "finished" and len(st["sessions"]) == 2 and st["seconds"] >= json.loads(
+        (run_dir / "checkpoints" / "step_0000002.json").read_text() if False else "0")
+    same_weights(res.model, uninterrupted[0].model)
+    assert (run_dir / "metrics.csv").read_text() == (uninterrupted[1] / "metrics.csv").read_text()
+
+def test_killed_session_time_is_kept(tmp_path):
+    run_dir = tmp_path / "run"
+    train(tiny_config(), run_dir, progress=False, stop_at=4)
+    Run(run_dir).write_status(status="running", seconds=100.0)       # as a kill -9 after a checkpoint leaves it
+    train(tiny_config(), run_dir, progress=False, resume=True)
+    st = read_status(run_dir)
+    assert st["status"] == "finished" and st["seconds"] > 100.0
+
+def test_ctrl_c_on_the_cli(tmp_path):
+    cfg = tmp_path / "slow.yaml"; cfg.write_text(tiny_config(max_steps=100000, checkpoint_every=1000).to_yaml())
+    p = subprocess.Popen(CLI + ["train", str(cfg), "--run-dir", "run", "--no-progress"], cwd=tmp_path, env=cli_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if (tmp_path / "run" / "metrics.csv").exists(): break
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT); out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and len(err.strip().splitlines()) == 1 and "interrupted" in err and "--resume" in err, err
+    assert read_status(tmp_path / "run")["status"] == "interrupted" and not (tmp_path / "run" / LOCK_FILE).exists()
+
+def test_redirected_progress_is_plain_lines(tmp_path):
+    cfg = tmp_path / "t.yaml"; cfg.write_text(tiny_config(max_steps=20).to_yaml())
+    r = subprocess.run(CLI + ["train", str(cfg), "--run-dir", "run"], cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "\r" not in r.stderr and "tiny: 20/20 steps" in r.stderr, r.stderr
+    assert (tmp_path / "run" / "config.yaml").stat().st_mode & 0o777 == 0o666 & ~_umask()   # the user's umask, not 0600
+
+def _umask():
+    m = os.umask(0o022); os.umask(m); return m
+
+def test_sweep_with_failures(tmp_path, monkeypatch, capsys):
+    import ssm_mech.sweep as S
+    sw = SweepConfig("s", tiny_config(), axes={"train.lr": [-1.0, 1e-3, 2e-3]})
+    (tmp_path / "s.yaml").write_text(sw.to_yaml())
+    seen, real = {}, S._run_one
+    def spy(job):   # what runs.csv says as each run starts
+        seen[job["id"]] = {r["id"]: r["status"] for r in read_runs_csv(tmp_path / "sw" / "runs.csv")}
+        return real(job)
+    monkeypatch.setattr(S, "_run_one", spy)
+    capsys.readouterr()
+    assert main(["sweep", str(tmp_path / "s.yaml"), "--dir", str(tmp_path / "sw"), "--no-progress"]) == 1
+    assert "1 of 3 runs failed" in capsys.readouterr().err
+    ids = [p.id for p in plan_sweep(sw)]
+    assert seen[ids[1]][ids[1]] == "running" and seen[ids[1]][ids[0]] == "failed" and seen[ids[1]][ids[2]] == "pending"
+    assert seen[ids[2]][ids[1]] == "finished"
+    assert sorted(r["status"] for r in read_runs_csv(tmp_path / "sw" / "runs.csv")) == ["failed", "finished", "finished"]
