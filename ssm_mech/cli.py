@@ -138,10 +138,12 @@ def _presets_text() -> str:
 def main(argv=None) -> int:
     "Entry point of the `ssm-mech` console script; returns the exit status (see `ssm-mech --help`)."
     p = _parser()
-    args, extra = p.parse_known_args(argv)
-    if args.cmd == "train": args.overrides += [x for x in extra if not x.startswith("-")]   # overrides after options
-    rest = [x for x in extra if not (args.cmd == "train" and not x.startswith("-"))]
-    if rest: p.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:                 # argparse exits on --help and on its own errors (one line, status 2): return the status instead
+        args, extra = p.parse_known_args(argv)
+        if args.cmd == "train": args.overrides += [x for x in extra if not x.startswith("-")]   # overrides after options
+        rest = [x for x in extra if not (args.cmd == "train" and not x.startswith("-"))]
+        if rest: p.error(f"unrecognized arguments: {' '.join(rest)}")
+    except SystemExit as e: return e.code
     pd.set_option("display.width", 160); pd.set_option("display.max_columns", 20)
     fail = lambda msg, code: (print(f"ssm-mech {args.cmd}: {msg}", file=sys.stderr), code)[1]
     try: return _run(args)

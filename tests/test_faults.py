@@ -93,14 +93,14 @@ def test_kill_during_checkpoint_write(tmp_path, uninterrupted, capsys):
     assert r.returncode == -signal.SIGKILL, r.stderr
     left = list(run_dir.rglob(".*.tmp")); assert left                       # the kill left a temporary file
     st = read_status(run_dir); assert st["status"] == "running" and st["step"] == 2 and st["seconds"] > 0
+    killed_seconds = st["seconds"]                                          # recorded at the checkpoint of step 2
     capsys.readouterr()
     res = train(tiny_config(checkpoint_every=2), run_dir, progress=False, resume=True)
     err = capsys.readouterr().err
     assert not list(run_dir.rglob(".*.tmp")) and "removed 1 temporary file" in err, err
     assert "previous session stopped abruptly" in err and "marked 'killed'" in err and "taking over the stale lock" in err
     st = read_status(run_dir)
-    assert st["status"] == "finished" and len(st["sessions"]) == 2 and st["seconds"] >= json.loads(
-        (run_dir / "checkpoints" / "step_0000002.json").read_text() if False else "0")
+    assert st["status"] == "finished" and len(st["sessions"]) == 2 and st["seconds"] > killed_seconds
     same_weights(res.model, uninterrupted[0].model)
     assert (run_dir / "metrics.csv").read_text() == (uninterrupted[1] / "metrics.csv").read_text()
 
