@@ -76,9 +76,11 @@ CHECKS_JS = r"""
       out.push(['broken-image', `image ${i + 1} (${cut(src.startsWith('data:') ? src.slice(0, 30) : src, 60)}) did not load`]);
   });
   const widget = /\b(VBox|HBox|Box|GridBox|Tab|Accordion|Stack|interactive|Output|IntSlider|FloatSlider|IntRangeSlider|FloatRangeSlider|SelectionSlider|Dropdown|Select|RadioButtons|ToggleButtons|Button|Checkbox|ToggleButton|Text|Textarea|Label|HTML|HTMLMath|Image|Play|IntText|FloatText|BoundedIntText|BoundedFloatText)\((children|value|description|options|layout|outputs|index|min|max)=/;
-  const wm = (document.body.innerText || '').match(widget);
+  const shown = document.body.cloneNode(true);  // what the page shows, less the source code it quotes
+  shown.querySelectorAll('.sourceCode, script, style').forEach(e => e.remove());
+  const t = shown.textContent || '', wm = t.match(widget);
   if (wm) {
-    const t = document.body.innerText, k = t.indexOf(wm[0]);
+    const k = t.indexOf(wm[0]);
     out.push(['widget-repr', `an ipywidget's text repr is shown: "${cut(t.slice(k, k + 80), 60)}"`]);
   }
   document.querySelectorAll('table').forEach((tb, ti) => {
@@ -272,11 +274,12 @@ SYNTHETIC = {
     "broken-image": _page(PROSE + '<img src="missing.png"><img src="data:image/png;base64,AAAA">'),
     "widget-repr": _page(PROSE + "<pre>VBox(children=(HBox(children=(IntSlider(value=0),)),))</pre>"),
     "widget-repr-interactive": _page(PROSE + "<pre>interactive(children=(Dropdown(description='model'),))</pre>"),
+    "widget-in-source-code": _page(PROSE + '<pre class="sourceCode python"><code>ui = VBox(children=[slider])</code></pre>'),
     "large-stderr": _page(PROSE + '<div class="cell-output-stderr"><pre>' + "100%|██████| 10/10 [00:01<00:00]\r" * 200 + "</pre></div>"),
     "no-prose-first-screen": _page('<pre style="height:900px">import torch</pre>' + PROSE),
     "no-prose-short-paragraphs": _page("<p>Short.</p><p>Also short.</p>"),
 }
-EXPECTED = {"clean": set(), "truncated-table-dots": {"truncated-table"}, "truncated-table-cell": {"truncated-table"},
+EXPECTED = {"clean": set(), "widget-in-source-code": set(), "truncated-table-dots": {"truncated-table"}, "truncated-table-cell": {"truncated-table"},
             "widget-repr-interactive": {"widget-repr"}, "no-prose-short-paragraphs": {"no-prose-first-screen"}}
 
 

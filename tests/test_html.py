@@ -112,6 +112,15 @@ def test_numbered_figures_and_cross_references():
     assert b.count("<figure") == 3 and "&lt;Figure size" not in b, "the image, not its text repr"
 
 
+def test_magics_and_raw_front_matter():
+    from nbformat.v4 import new_raw_cell
+    nb = new_notebook(cells=[new_raw_cell("---\ntitle: Raw title\ndescription: Raw description.\n---"),
+                             _cell("%load_ext autoreload\n%autoreload 2\nimport os")])
+    p = render_notebook(Path("nbs/98_raw.ipynb"), nb)
+    assert (p["title"], p["subtitle"]) == ("Raw title", "Raw description.")
+    assert "autoreload" not in p["body"] and "import os" in p["body"] and "---" not in p["body"]
+
+
 def test_outputs_richest_type_and_streams():
     html_out = new_output("execute_result", data={"text/html": "<table><tr><td>1</td></tr></table>", "text/plain": "TEXTREPR"})
     err = new_output("stream", name="stderr", text="10%|█\r100%|██\n")

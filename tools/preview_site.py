@@ -41,7 +41,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / "nbs"
-PAPER = "https://arxiv.org/abs/2505.15105"
 
 # ---------------------------------------------------------------------------------------- notebooks
 
@@ -288,7 +287,7 @@ def render_outputs(outputs: list, d: dict, ctx: Context) -> str:
 
 # ---------------------------------------------------------------------------------------- cells
 
-_HIDE_DIRS = {"hide", "export", "exporti", "default_exp"}
+_MAGICS = re.compile(r"^\s*(%load_ext|%autoreload|%reload_ext|%matplotlib|%config)\b.*\n?", re.MULTILINE)
 
 
 def render_code_cell(cell: dict, ctx: Context) -> str:
@@ -296,6 +295,7 @@ def render_code_cell(cell: dict, ctx: Context) -> str:
     if "hide" in d or _false(d.get("include")): return ""
     exported = {"export", "exports"} & d.keys()
     src = "\n".join(l for l in src.splitlines() if not re.search(r"#\|\s*hide_line\s*$", l))
+    src = _MAGICS.sub("", src).strip("\n")  # nbdev's clean_magics: housekeeping magics are not shown
     docs = show_docs(src) if exported else ""
     if d.keys() & {"export", "exporti", "default_exp"}:
         return f'<div class="cell">{docs}</div>' if docs else ""
@@ -333,7 +333,7 @@ def _number_labels(cells: list, ctx: Context) -> None:
         d, _ = split_directives(_text(c.get("source")))
         lab = d.get("label", "")
         kind = lab.split("-", 1)[0]
-        if kind in n and not ("hide" in d or _false(d.get("include"))):
+        if kind in n and f"{kind}-cap" in d and not ("hide" in d or _false(d.get("include"))):
             n[kind] += 1
             ctx.labels[lab] = (kind, n[kind])
 
@@ -359,7 +359,11 @@ def render_notebook(nb_path: Path | str, nb: dict | None = None) -> dict:
             h = render_code_cell(c, ctx)
             if h: body.append(h)
         elif c.get("cell_type") == "raw":
-            body.append(_text(c.get("source")))
+            fm = re.match(r"^---\s*\n(.*?)\n---\s*$", src.strip(), re.DOTALL)
+            if fm:  # Quarto front matter in a raw cell
+                meta = yaml.safe_load(fm.group(1)) or {}
+                title, subtitle = str(meta.get("title", title)), str(meta.get("description", subtitle))
+            else: body.append(src)
     return {"title": title, "subtitle": subtitle, "body": "\n".join(body)}
 
 
@@ -424,7 +428,7 @@ def nav_html(active: Path, nbs: Path = NBS, titles: dict | None = None) -> str:
         cls = "page active" if name == active.name else "page"
         label = html.escape(re.sub(r"`", "", titles.get(name, Path(name).stem)))
         out.append(f'<a class="{cls}" href="{page_name(name)}">{label}</a>')
-    out.append(f'<div class="section">Paper</div><a class="page" href="{PAPER}">arXiv 2505.15105</a></nav>')
+    out.append("</nav>")  # only what sidebar.yml lists, as on the site
     return "\n".join(out)
 
 
