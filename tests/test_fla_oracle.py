@@ -10,7 +10,7 @@ part of the oracle.
 
 Both references compute in float32 whatever their inputs (they call `.float()`), so we run ours in
 float64 and in float32 and compare each against the float32 reference with `ATOL`/`RTOL` below.
-Observed maximum absolute errors (fla-core 0.6.0, torch 2.13 CPU; `pytest -s` prints them): at most
+Observed maximum absolute errors (fla-core 0.6.0, torch 2.13 CPU; the last test prints them): at most
 7e-7 for the delta rule (both forms) and both mixers, 2.3e-6 for the bare GLA core, whose
 unnormalised states reach values of order 10; float64 and float32 runs of ours err alike, so the
 error is the reference's float32 rounding.
@@ -144,6 +144,6 @@ def test_gla_mixer(d_model, n_heads, l, dtype):
 
 
 def test_report_errors(capsys):
-    "Print the largest error of each comparison (run with -s to see it; runs last in this module)."
+    "Print the largest error of each comparison seen in this process (runs last in this module)."
     with capsys.disabled():
         for what, err in sorted(ERRORS.items()): print(f"\n  {what}: max abs error {err:.2e}", end="")
