@@ -194,6 +194,9 @@ def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cac
         return RunResult(run_dir, status.get("final_metrics", {}), load_model(run.final, device=pick_device(cfg.train.device)),
                          status.get("step", total_steps(cfg)), 0.0)
     data = build_datasets(cfg.task, cache_dir=cache_dir)        # may raise: before touching the disk
+    longest = max(int(d.lengths.max()) for d in data.values() if len(d))
+    if cfg.model.uses_pos_emb and longest > cfg.model.max_len:
+        raise ConfigError(f"the task's longest document has {longest} tokens, longer than model.max_len={cfg.model.max_len} (the position table)")
     n_total = total_steps(cfg)
     device = pick_device(cfg.train.device)
     model, opt = _fresh(cfg, device)
@@ -308,8 +311,8 @@ def _diff(a, b, prefix=""):
 
 # %% ../nbs/05_train.ipynb #p05a0002
 def progress_bar(total:int, initial:int=0, desc:str="", disable:bool=False, unit:str="step", every:float=30.0):
-    "A tqdm bar on a terminal or in Jupyter; plain lines (every `every` s and at each tenth) when stderr is redirected."
-    if disable or sys.stderr.isatty() or type(sys.stderr).__module__.startswith("ipykernel"):
+    "A tqdm bar on a terminal; elsewhere (a file, a pipe, a notebook's output) plain lines, every `every` s and at each tenth."
+    if disable or sys.stderr.isatty():
         return tqdm(total=total, initial=initial, disable=disable, desc=desc, unit=unit, dynamic_ncols=True)
     return _Lines(total, initial, desc, unit, every)
 
