@@ -24,8 +24,8 @@ from .train import (ExperimentConfig, RunResult, MetricsLog, lr_at, epoch_order,
                             _write_status, _evaluate_all, _prune, _diff)
 
 # %% auto #0
-__all__ = ['PACK_FREE', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'pack_key', 'check_packable', 'PackedLM', 'packed_loss',
-           'keep_freed_memory', 'train_packed']
+__all__ = ['PACK_FREE', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'pack_key', 'check_packable', 'resume_step', 'pack_groups',
+           'PackedLM', 'packed_loss', 'keep_freed_memory', 'train_packed']
 
 # %% ../nbs/05b_packed.ipynb #864b2aad
 PACK_FREE = ("name", "task.seed", "model.init", "train.lr", "train.seed", "train.shuffle", "train.warmup_frac",
@@ -47,6 +47,23 @@ def check_packable(cfgs:list[ExperimentConfig]) -> None:
     for i, k in enumerate(keys[1:], 1):
         diff = _diff(keys[0], k)
         if diff: raise ValueError(f"runs 0 and {i} cannot train packed: they differ at {diff}; only {', '.join(PACK_FREE)} may differ")
+
+def resume_step(run_dir) -> int:
+    "The step a run in `run_dir` would resume from (its newest checkpoint's step; 0 without one)."
+    p = latest_checkpoint(Path(run_dir) / "checkpoints")
+    return json.loads(p.read_text())["step"] if p else 0
+
+def pack_groups(cfgs:list, # configs (None: a run that cannot train, e.g. an invalid config)
+                k:int, # largest pack
+                steps:list|None=None, # each run's resume step: only runs at the same step share a pack
+                ) -> list[list[int]]:
+    "Indices of `cfgs` grouped into packs of at most `k` runs that can train together, in their order."
+    groups = {}
+    for i, c in enumerate(cfgs):
+        try: key = json.dumps([pack_key(c), steps[i] if steps else 0], sort_keys=True, default=str)
+        except Exception: key = f"alone {i}"                    # not a valid config: trains (and fails) alone
+        groups.setdefault(key, []).append(i)
+    return [g[j:j + k] for g in groups.values() for j in range(0, len(g), k)]
 
 # %% ../nbs/05b_packed.ipynb #05550713
 class _Hidden(nn.Module):
@@ -147,12 +164,11 @@ def _prepare(cfg, rd, resume, overwrite):
 
 def _start_step(ckpt_dirs) -> tuple:
     "The step every member can resume from, and each member's checkpoint there (None: start afresh)."
-    latest = [latest_checkpoint(c) for c in ckpt_dirs]
-    steps = [json.loads(p.read_text())["step"] if p else 0 for p in latest]
+    steps = [resume_step(c.parent) for c in ckpt_dirs]
     start = min(steps)
     if start == 0:
         if any(steps): raise ValueError(f"packed members are at different steps {steps}; resume them with `train`, or pack runs at the same step")
-        return 0, [None] * len(latest)
+        return 0, [None] * len(steps)
     paths = [c / f"{_ckpt_name(start)}.json" for c in ckpt_dirs]
     missing = [str(p) for p in paths if not (p.exists() and p.with_suffix(".safetensors").exists())]
     if missing: raise ValueError(f"packed members are at different steps {steps} and {missing} no longer exist; resume them with `train`")
