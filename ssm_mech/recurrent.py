@@ -201,16 +201,20 @@ class SelectiveScan(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, delta, A, B, C, x, h0, keep):
-        "Under `torch.func.vmap` (a stack of K models): fold the K axis into the batch axis, A one copy per row."
-        K = info.batch_size
-        def rows(t, dim):                                         # (K, b, ...) -> (K*b, ...)
-            if t is None: return None
-            return (t.movedim(dim, 0) if dim is not None else t.expand(K, *t.shape)).flatten(0, 1)
-        delta, B, C, x, h0 = (rows(t, i) for t, i in zip((delta, B, C, x, h0), (in_dims[0], *in_dims[2:6])))
-        if in_dims[1] is not None:                                # (K, d_in, n) -> (K*b, d_in, n)
-            A = A.movedim(in_dims[1], 0).repeat_interleave(delta.shape[0] // K, 0)
-        keep = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (delta, A, B, C, x, h0))
-        y, h, _ = SelectiveScan.apply(delta, A, B, C, x, h0, keep)
+        "Under `torch.func.vmap` (a stack of K models): one call per member on a CPU, where each call's working set"
+        "then stays in cache as a solo run's does; one call on a GPU, the K axis folded into the batch axis."
+        K, ins = info.batch_size, [t if t is None or d is None else t.movedim(d, 0) for t, d in zip((delta, A, B, C, x, h0), in_dims)]
+        needs = lambda ts: torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
+        if not ins[0].is_cuda:
+            outs = []
+            for k in range(K):
+                ts = [t if t is None or d is None else t[k] for t, d in zip(ins, in_dims)]
+                outs.append(SelectiveScan.apply(*ts, needs(ts)))
+            return (torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs]), None), (0, 0, None)
+        rows = lambda t, d: None if t is None else (t if d is not None else t.expand(K, *t.shape)).flatten(0, 1)  # (K*b, ...)
+        delta, B, C, x, h0 = (rows(t, d) for t, d in zip((ins[0], *ins[2:]), (in_dims[0], *in_dims[2:6])))
+        A = ins[1] if in_dims[1] is None else ins[1].repeat_interleave(delta.shape[0] // K, 0)  # (K*b, d_in, n): per row
+        y, h, _ = SelectiveScan.apply(delta, A, B, C, x, h0, needs((delta, A, B, C, x, h0)))
         return (y.unflatten(0, (K, -1)), h.unflatten(0, (K, -1)), None), (0, 0, None)
 
     @staticmethod
