@@ -25,7 +25,7 @@ from .train import (ExperimentConfig, RunResult, MetricsLog, lr_at, epoch_order,
 
 # %% auto #0
 __all__ = ['PACK_FREE', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'pack_key', 'check_packable', 'resume_step', 'pack_groups',
-           'PackedLM', 'packed_loss', 'keep_freed_memory', 'train_packed']
+           'PackedLM', 'packed_loss', 'StackedAdamW', 'keep_freed_memory', 'train_packed']
 
 # %% ../nbs/05b_packed.ipynb #864b2aad
 PACK_FREE = ("name", "task.seed", "model.init", "train.lr", "train.seed", "train.shuffle", "train.warmup_frac",
@@ -127,16 +127,79 @@ def _packed_loss(self:PackedLM, tokens, labels, supervised_head:bool=True):
     "Each member's training loss (K,) on its own batch: tokens and labels (K, b, l)."
     return packed_loss(self.hidden(tokens), self.stacked["lm.embed.weight"], labels, supervised_head)
 
-def _backward_step(self:PackedLM, loss, opts, active=None):
-    "Backpropagate `loss` (K,), then step each active member's own optimiser on its slice of the gradients."
+def _backward_step(self:PackedLM, loss, opts, active=None, stacked=None):
+    "Backpropagate `loss` (K,), then step each active member's own optimiser on its slice of the gradients (or all at once: `stacked`)."
     for t in self.stacked.values(): t.grad = None
     (loss if active is None else torch.where(active, loss, 0.0)).sum().backward()
+    if stacked is not None: return stacked.step(active)
     for k, opt in enumerate(opts):
         if active is not None and not bool(active[k]): continue
         for p, st in self.grad_pairs[k]: p.grad = None if st.grad is None else st.grad[k]
         opt.step()
 
 PackedLM.loss, PackedLM.backward_step = _packed_loss, _backward_step
+
+# %% ../nbs/05b_packed.ipynb #b2d4f6a8
+class StackedAdamW:
+    "AdamW on a `PackedLM`'s stacked parameters, each member with its own hyperparameters; the member optimisers' state are views of it."
+    def __init__(self, pm:PackedLM, opts:list):
+        self.pm, self.opts = pm, opts
+        self.names = [n for n, t in pm.stacked.items() if t.requires_grad]
+        self.restack()
+
+    def restack(self):
+        "Gather the members' AdamW state (after construction or `load_checkpoint`) into stacked tensors."
+        K, params = len(self.opts), [dict(m.named_parameters()) for m in self.pm.members]
+        self.exp_avg, self.exp_avg_sq, self.seen = {}, {}, set()   # seen: tensors that have optimiser state
+        self.steps = torch.zeros(K, dtype=torch.get_default_dtype())  # AdamW's step count per member (as its "step" state)
+        for n in self.names:
+            P = self.pm.stacked[n]
+            ea, eas = torch.zeros_like(P), torch.zeros_like(P)
+            for k, opt in enumerate(self.opts):
+                st = opt.state.get(params[k][n[3:]])
+                if st:
+                    ea[k].copy_(st["exp_avg"]); eas[k].copy_(st["exp_avg_sq"])
+                    self.steps[k] = float(st["step"]); self.seen.add(n)
+            self.exp_avg[n], self.exp_avg_sq[n] = ea, eas
+        self._point()
+
+    def _point(self):
+        "Make each member's optimiser state rows of the stacked state, as AdamW would hold it."
+        params = [dict(m.named_parameters()) for m in self.pm.members]
+        for k, opt in enumerate(self.opts):
+            for n in self.names:
+                if n in self.seen:
+                    opt.state[params[k][n[3:]]] = {"step": self.steps[k:k + 1].view(()), "exp_avg": self.exp_avg[n][k],
+                                                   "exp_avg_sq": self.exp_avg_sq[n][k]}
+
+    @torch.no_grad()
+    def step(self, active=None):
+        "One AdamW step of every active member, with the learning rates now in the members' param groups."
+        K = len(self.opts)
+        act = torch.ones(K, dtype=torch.bool) if active is None else active.cpu()
+        names = [n for n in self.names if self.pm.stacked[n].grad is not None]  # as AdamW: no gradient, no step
+        new = [n for n in names if n not in self.seen]
+        self.steps += act.to(self.steps.dtype)
+        hp = lambda f: torch.tensor([f(o.param_groups[0]) for o in self.opts], dtype=torch.float64)
+        lr, wd, eps = hp(lambda g: g["lr"]) * act, hp(lambda g: g["weight_decay"]), hp(lambda g: g["eps"])
+        b1, b2 = hp(lambda g: g["betas"][0]), hp(lambda g: g["betas"][1])
+        t = self.steps.double().clamp_min(1)
+        P, G = [self.pm.stacked[n] for n in names], [self.pm.stacked[n].grad for n in names]
+        EA, EAS = [self.exp_avg[n] for n in names], [self.exp_avg_sq[n] for n in names]
+        coef = {}                                               # (K,) coefficients, viewed to broadcast over each tensor
+        def c(v, x): return coef.setdefault((id(v), x.dim(), x.dtype, x.device), v.to(x.device, x.dtype).view((K,) + (1,) * (x.dim() - 1)))
+        each = lambda v: [c(v, x) for x in P]
+        decay, w1, w2 = 1 - lr * wd, 1 - b1, 1 - b2
+        rsqrt_bc2, neg_step = 1 / (1 - b2 ** t).sqrt(), -lr / (1 - b1 ** t)    # bias corrections, per member
+        torch._foreach_mul_(P, each(decay))                     # decoupled weight decay
+        torch._foreach_lerp_(EA, G, each(w1))                   # m <- b1 m + (1 - b1) g
+        torch._foreach_mul_(EAS, each(b2))                      # v <- b2 v + (1 - b2) g²
+        g2 = torch._foreach_mul(G, G); torch._foreach_mul_(g2, each(w2)); torch._foreach_add_(EAS, g2)
+        denom = torch._foreach_sqrt(EAS); torch._foreach_mul_(denom, each(rsqrt_bc2)); torch._foreach_add_(denom, each(eps))
+        torch._foreach_div_(denom, each(neg_step))              # p <- p - lr/bc1 · m / (sqrt(v / bc2) + eps)
+        torch._foreach_addcdiv_(P, EA, denom)
+        if new: self.seen.update(new); self._point()
+
 
 # %% ../nbs/05b_packed.ipynb #76821ba8
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (glibc's malloc.h)
@@ -184,6 +247,7 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
                  callbacks:list[Callable]=(), # `fn(step, model, datasets, log)`, called for every member after every step
                  cache_dir=None, # dataset cache directory
                  keep_memory:bool=False, # `keep_freed_memory()` first (process-wide)
+                 stacked_optimizer:bool=False, # one `StackedAdamW` step for the pack instead of K AdamW steps
                  ) -> list[RunResult]:
     "Train K runs as one stacked model; each run directory ends as `train` would have left it."
     cfgs = [c.resolve() for c in cfgs]
@@ -231,6 +295,7 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
             atomic_write(rd / "config.yaml", lambda t, c=c: Path(t).write_text(c.to_yaml()))
             if logs[j].path.exists(): logs[j].path.unlink()
         _write_status(rd, status="running", step=start, total_steps=n_total, n_params=n_params(members[j]), device=str(device))
+    stacked = StackedAdamW(pm, opts) if stacked_optimizer else None
 
     cbs = [list(callbacks) for _ in range(K)]
     if tc0.mech_every:                                          # mechanism formation, one logger per member
@@ -263,7 +328,7 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
                     _write_status(dirs[j], status="failed", error=f"FloatingPointError: loss became {loss[j].item()} at step {step}", seconds=spent(j))
                 active &= finite
                 if not bool(active.any()): raise FloatingPointError(f"every packed run's loss became non-finite at step {step}")
-            pm.backward_step(loss, opts, active)
+            pm.backward_step(loss, opts, active, stacked)
             values, done = loss.tolist(), step + 1
             for j in active.nonzero().flatten().tolist():
                 tc, log, m = cfgs_[j].train, logs[j], members[j]

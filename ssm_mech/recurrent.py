@@ -160,7 +160,7 @@ class Mamba(nn.Module):
             nn.init.uniform_(self.dt_proj.weight, -dt_rank ** -0.5, dt_rank ** -0.5)
             self.dt_proj.bias.copy_(_inv_softplus_dt(d_in, dt_min, dt_max, dt_init_floor))
         self.dt_proj.bias._no_reinit = True
-        A = torch.arange(1, d_state + 1, dtype=torch.float32).repeat(d_in, 1)  # (d_in, n)
+        A = torch.arange(1, d_state + 1, dtype=torch.get_default_dtype()).repeat(d_in, 1)  # (d_in, n)
         self.A_log = nn.Parameter(torch.log(A)); self.A_log._no_weight_decay = True
         self.D = nn.Parameter(torch.ones(d_in)); self.D._no_weight_decay = True
         self.out_proj = nn.Linear(d_in, d_model, bias=False)
