@@ -105,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--workers", type=int, default=1, help="local runner: parallel worker processes (default: 1)")
     w.add_argument("--gpus-per-run", type=float, default=0.0, help="ray runner: GPUs per run (fractions share a GPU)")
     w.add_argument("--cpus-per-run", type=float, default=None, help="CPU threads per run (default: cores / workers)")
+    w.add_argument("--pack", type=int, default=1, help="train up to K compatible runs (differing in lr/seed) as one packed model")
     w.add_argument("--dissect", action="store_true", help="dissect every run after training")
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
@@ -183,7 +184,7 @@ def _run(args) -> int:
         if args.dissect: sw.dissect = True
         sweep_dir = Path(args.dir or Path("runs") / "sweeps" / sw.name)
         s = run_sweep(sw, sweep_dir, runner=args.runner, workers=args.workers, gpus_per_run=args.gpus_per_run,
-                      cpus_per_run=args.cpus_per_run, progress=not args.no_progress)
+                      cpus_per_run=args.cpus_per_run, progress=not args.no_progress, pack=args.pack)
         if s["failed"]:
             print(f"ssm-mech sweep: {s['failed']} of {s['total']} runs failed (see {sweep_dir / 'runs.csv'} and each run's log.txt)", file=sys.stderr)
             return 1

@@ -19,8 +19,9 @@ from .core import atomic_write
 from .runs import (ConfigError, DirLock, ExperimentConfig, Run, apply_overrides, config_node, read_status, read_yaml,
                            remove_temp_files, write_status)
 from .train import experiment_preset, progress_bar
+from .packed import pack_groups, resume_step
 from .results import read_runs_csv
-from .experiments import dissect_run, run_experiment
+from .experiments import dissect_run, run_experiment, run_packed_experiments
 
 # %% auto #0
 __all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
@@ -236,6 +237,55 @@ def _run_one(job:dict) -> dict:
     torch.set_num_threads(threads)
     return {"id": job["id"], "status": status, "error": error, "seconds": time.time() - t0}
 
+# %% ../nbs/07_sweep.ipynb #9a4c6d2e
+def _run_pack(job:dict) -> list[dict]:
+    "Train (or resume) the compatible planned runs of `job['pack']` as one packed model, then dissect each; never raises."
+    jobs = job["pack"]
+    if len(jobs) == 1: return [_run_one(jobs[0])]
+    import torch
+    runs = [Run(j["run_dir"]) for j in jobs]; dirs = [r.path for r in runs]
+    for d in dirs: d.mkdir(parents=True, exist_ok=True)
+    threads = torch.get_num_threads()
+    if job.get("threads"): torch.set_num_threads(job["threads"])
+    t0, error = time.time(), None
+    logs = [open(r.log_file, "a") for r in runs]
+    try:
+        for j, r, log in zip(jobs, runs, logs):
+            prior = r.status
+            print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} run {j['id']} ({j['label']}) on {os.uname().nodename}, packed with "
+                  + ", ".join(o["id"] for o in jobs if o is not j) + ", "
+                  + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), file=log, flush=True)
+        with contextlib.redirect_stdout(logs[0]), contextlib.redirect_stderr(logs[0]):
+            try:
+                run_packed_experiments([ExperimentConfig.from_dict(j["config"]) for j in jobs], dirs, resume=True, progress=False,
+                                       stop_at=jobs[0].get("stop_at"), cache_dir=jobs[0].get("cache_dir"))
+            except ValueError as e:
+                if "different steps" not in str(e): raise
+                print(f"{e}: training the pack's runs one by one", flush=True)
+                for log in logs: log.close()
+                return [_run_one(j) for j in jobs]
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+        for log in logs: traceback.print_exc(file=log)
+    results = []
+    for j, r, log in zip(jobs, runs, logs):
+        st = r.status; status, err = st.get("status"), (st.get("error") if st.get("status") == "failed" else None)
+        if error and status != "finished" and not err:
+            r.write_status(status="failed", error=error); status, err = "failed", error
+        if status == "finished" and j.get("dissect") and r.mechanism is None:
+            try:
+                with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                    print(f"dissecting with n={j['dissect_n']}", flush=True)
+                    dissect_run(r.path, n=j["dissect_n"], seed=0)
+            except Exception as e:
+                traceback.print_exc(file=log); err = f"dissect: {type(e).__name__}: {e}"
+        print(f"== {status} after {time.time() - t0:.1f}s" + (f": {err}" if err else ""), file=log, flush=True)
+        log.close()
+        results.append({"id": j["id"], "status": status, "error": err, "seconds": time.time() - t0})
+    torch.set_num_threads(threads)
+    return results
+
+
 # %% ../nbs/07_sweep.ipynb #8b53e374
 RUNNERS = ("local", "ray")
 
@@ -262,7 +312,7 @@ def _write_runs_csv(sweep_dir:Path, plan:list[PlannedRun], starting:str|None=Non
     path = sweep_dir / "runs.csv"
     rows = {r["id"]: r for r in read_runs_csv(path)}
     for p in plan: rows[p.id] = {"id": p.id, "label": p.label, **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in p.overrides.items()}}
-    for rid, r in rows.items(): r["status"] = "running" if rid == starting else _status_of(sweep_dir / "runs" / rid)
+    for rid, r in rows.items(): r["status"] = "running" if rid in (starting or "").split("+") else _status_of(sweep_dir / "runs" / rid)
     cols = ["id", "label", "status"] + list(dict.fromkeys(k for r in rows.values() for k in r if k not in ("id", "label", "status")))
     def _w(t):
         with open(t, "w", newline="") as f:
@@ -286,10 +336,12 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
               cache_dir=None,                 # dataset cache; default `sweep_dir/cache`
               ray_init:dict|None=None,        # keyword arguments for `ray.init` when Ray is not initialised yet
               refresh:float=10.0,             # seconds between rewrites of runs.csv while runs are in flight
+              pack:int=1,                     # train up to this many compatible runs as one packed model (a job each)
               ) -> dict:
     "Run every unfinished run of `sweep` into `sweep_dir/runs/<id>/`; return a summary."
     sweep = load_sweep(sweep)
     _check_args(runner, workers, gpus_per_run, cpus_per_run, stop_at)
+    if not (isinstance(pack, int) and not isinstance(pack, bool) and pack >= 1): raise ValueError(f"pack must be an integer >= 1, got {pack!r}")
     plan = plan_sweep(sweep)
     ids = {p.id for p in plan}
     if only is not None:
@@ -298,10 +350,10 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
     sweep_dir = Path(sweep_dir).resolve()
     with DirLock(sweep_dir, "sweep directory"):     # one process runs a sweep directory at a time
         return _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_run, progress, stop_at, only,
-                           cache_dir, ray_init, refresh)
+                           cache_dir, ray_init, refresh, pack)
 
 def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_run, progress, stop_at, only,
-                cache_dir, ray_init, refresh) -> dict:
+                cache_dir, ray_init, refresh, pack) -> dict:
     dissect = sweep.dissect
     tmp = remove_temp_files(sweep_dir, recursive=False)
     if tmp: print(f"sweep directory {sweep_dir}: removed {len(tmp)} temporary file(s) left by an interrupted write", file=sys.stderr)
@@ -324,7 +376,8 @@ def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_
     def update_csv(starting=None):
         with csv_lock: _write_runs_csv(sweep_dir, plan, starting)
     def record(res):
-        results.append(res); bar.update(1)
+        for r in (res if isinstance(res, list) else [{**res, "id": i} for i in res["id"].split("+")]):  # a pack: one result per run
+            results.append(r); bar.update(1)
         bar.set_postfix(failed=sum(bool(r["error"]) for r in results))
         update_csv()
     def refresher():   # runs.csv follows the runs' own run.json (running, interrupted, finished, failed)
@@ -332,6 +385,11 @@ def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_
     threading.Thread(target=refresher, daemon=True).start()
     # Workers import the function by module path, so that it pickles by reference (also from notebooks).
     worker = importlib.import_module("ssm_mech.sweep")._run_one
+    if pack > 1:
+        cfgs = [None if j["error"] else ExperimentConfig.from_dict(j["config"]) for j in jobs]
+        groups = pack_groups(cfgs, pack, [resume_step(j["run_dir"]) for j in jobs])
+        jobs = [{"id": "+".join(jobs[i]["id"] for i in g), "pack": [jobs[i] for i in g], "threads": jobs[g[0]]["threads"]} for g in groups]
+        worker = importlib.import_module("ssm_mech.sweep")._run_pack
     try:
         if runner == "ray": _run_ray(jobs, worker, gpus_per_run, cpus_per_run or 1, ray_init, record)
         elif workers == 1:
