@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/packed.html.md"""
 
 # %% ../nbs/05b_packed.ipynb #16474562
 from __future__ import annotations
-import copy, ctypes, json, shutil, sys, time, warnings
+import copy, ctypes, json, os, shutil, socket, sys, time, warnings
 from pathlib import Path
 from typing import Callable
 
@@ -290,14 +290,18 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
         rd.mkdir(parents=True, exist_ok=True)
     logs = [MetricsLog(rd / "metrics.csv") for rd in dirs]
     start, ckpts = _start_step([rd / "checkpoints" for rd in dirs]) if resume else (0, [None] * K)
+    carried = [[] for _ in range(K)]                            # the losses a checkpoint holds that are not logged yet
     for j, (c, rd) in enumerate(zip(cfgs_, dirs)):
         if ckpts[j] is not None:
-            load_checkpoint(ckpts[j], members[j], opts[j]); rngs[j] = torch.get_rng_state()
+            carried[j] = list(load_checkpoint(ckpts[j], members[j], opts[j]).get("losses", [])); rngs[j] = torch.get_rng_state()
             logs[j].truncate_after(start)
         else:
             atomic_write(rd / "config.yaml", lambda t, c=c: Path(t).write_text(c.to_yaml()))
             if logs[j].path.exists(): logs[j].path.unlink()
-        write_status(rd, status="running", step=start, total_steps=n_total, n_params=n_params(members[j]), device=str(device))
+        session = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S"), "from_step": start}
+        write_status(rd, status="running", step=start, total_steps=n_total, n_params=n_params(members[j]), device=str(device), error=None,
+                     seconds=statuses[j].get("seconds", 0.0) if resume else 0.0,
+                     sessions=[*statuses[j].get("sessions", []), session] if resume else [session])
     stacked = StackedAdamW(pm, opts) if stacked_optimizer else None
 
     cbs = [[*callbacks, *(member_callbacks[k] if member_callbacks else ())] for k in todo]
@@ -308,7 +312,7 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc0.precision == "bf16")
     end = min(n_total, stop_at) if stop_at else n_total
     bar = tqdm(total=n_total, initial=start, disable=not progress, desc=f"{K} packed ({cfgs_[0].name}, ...)", dynamic_ncols=True)
-    t0, losses, last_eval = time.time(), [[] for _ in range(K)], [{} for _ in range(K)]
+    t0, losses, last_eval = time.time(), carried, [{} for _ in range(K)]
     spent = lambda j: (statuses[j].get("seconds", 0.0) if resume else 0.0) + time.time() - t0
     active = torch.ones(K, dtype=torch.bool, device=device)
     orders, order_epoch = None, -1
@@ -343,9 +347,9 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
                 for cb in cbs[j]: cb(done, m, datas[j], log)
                 if done < n_total and ((tc.checkpoint_every and done % tc.checkpoint_every == 0) or done == end):
                     torch.set_rng_state(rngs[j])                # the RNG state a solo run would hold
-                    save_checkpoint(dirs[j] / "checkpoints", done, m, opts[j], {"config": cfgs_[j].to_dict()})
+                    save_checkpoint(dirs[j] / "checkpoints", done, m, opts[j], {"config": cfgs_[j].to_dict(), "losses": losses[j], "seconds": spent(j)})
                     _prune(dirs[j] / "checkpoints", tc.keep_checkpoints)
-                    write_status(dirs[j], step=done)
+                    write_status(dirs[j], step=done, seconds=spent(j), heartbeat=time.strftime("%Y-%m-%d %H:%M:%S"))
             bar.update(1)
             if done % 10 == 0 or done == end: bar.set_postfix(loss=" ".join(f"{v:.3f}" for v in values))
     except BaseException as e:
