@@ -127,10 +127,14 @@ def patched(model:nn.Module, patches:list):
 # %% ../nbs/06_interventions.ipynb #42550c3c
 def forward_from(model:LanguageModel, layer:int, resid, read_at) -> torch.Tensor:
     "Logits (n, vocab) at positions `read_at` (n,), running blocks `layer`.. on residual stream `resid` (n, l, d)."
+    h = _hidden_from(model, layer, resid)                                    # (n, l, d)
+    return model.logits(h[torch.arange(len(h), device=h.device), read_at])  # (n, vocab)
+
+def _hidden_from(model:LanguageModel, layer:int, resid) -> torch.Tensor:
+    "Final hidden states (n, l, d) running blocks `layer`.. on residual stream `resid` (n, l, d)."
     x = resid
     for blk in model.blocks[max(layer, 0):]: x = blk(x)
-    h = model.hook_final(model.ln_f(x))                                      # (n, l, d)
-    return model.logits(h[torch.arange(len(h), device=h.device), read_at])  # (n, vocab)
+    return model.hook_final(model.ln_f(x))
 
 def _block_inputs(model:LanguageModel, tokens, read_at):
     "Residual stream at the input of every block (list of (n, l, d)) and the logits at `read_at`."
@@ -162,6 +166,14 @@ class SweepResult:
         cols = ["corruption", "site", "O", "C", "R", "R_minus_C", "association", "kl", "best_share"]
         return self.summary[cols].round(3).to_html(index=False)
 
+def _read_scores(model, h, answer, chunk:int=64):
+    "Log-sum-exp of the logits and the answer's logit (each (B,)) from final hidden states h (B, d), a few rows at a time."
+    lse, rl = h.new_empty(len(h), dtype=torch.float32), h.new_empty(len(h), dtype=torch.float32)
+    for i in range(0, len(h), chunk):                                         # (chunk, vocab) logits stay in cache
+        lg = model.logits(h[i:i + chunk]).float()
+        lse[i:i + chunk], rl[i:i + chunk] = lg.logsumexp(-1), lg.gather(1, answer[i:i + chunk, None])[:, 0]
+    return lse, rl
+
 def _answers(ds_tokens, positions):
     return ds_tokens[torch.arange(len(ds_tokens)), positions["answer"]]
 
@@ -179,9 +191,13 @@ def patch_sweep(model:LanguageModel,
                 classes:dict | None = None,   # {position: candidate token ids}, see `ssm_mech.tasks.token_classes`
                 seed:int=0,                   # seed of the counterfactual draws
                 read:str="query",             # position whose logits predict the answer
-                batch_rows:int=2048,          # rows per patched forward (sites x examples)
+                batch_rows:int=2048,          # rows per patched forward (sites x examples), method "full"
+                method:str="suffix",          # "suffix": recompute only positions >= p (`fast_patching`); "full": every position
+                progress:bool=True,           # report progress of sweeps longer than a few seconds
                 ) -> SweepResult:
     "Patch every site from the clean into the counterfactual run; see the page for the metrics."
+    if method not in ("suffix", "full"): raise ValueError(f"method must be 'suffix' or 'full', got {method!r}")
+    from ssm_mech.fast_patching import SuffixPlan, Progress   # the incremental engine, next chapter (it builds on this one)
     model.eval(); dev = next(model.parameters()).device
     sites = [_resolve_block(s if isinstance(s, Site) else Site(*s), len(model.blocks)) for s in sites]
     tokens = tokens.to(dev); positions = {k: v.to(dev) for k, v in positions.items()}
@@ -192,6 +208,8 @@ def patch_sweep(model:LanguageModel,
     corr = corruptions if isinstance(corruptions, dict) else {c: None for c in corruptions}
     with cache_activations(model, {(s.hook, str(s.position)): site_idx[s] for s in sites}) as clean:   # one clean run for all corruptions
         O, O_logit, lp_clean = _scores(model.logits(model.hidden(tokens)[torch.arange(n, device=dev), read_at]), answer)
+    neg_entropy = (lp_clean.exp() * lp_clean).sum(-1)                          # (n,)
+    p_head = lp_clean.exp().double() @ model.embed.weight.double()             # (n, d): the clean distribution through the head
     ex_rows, sum_rows = [], []
     for ci, (cname, fn) in enumerate(corr.items()):
         if fn is None:
@@ -200,29 +218,24 @@ def patch_sweep(model:LanguageModel,
             cf = corrupt_tokens(tokens.cpu(), {k: v.cpu() for k, v in positions.items()}, cname, classes[cname], seed + ci).to(dev)
         else:
             cf = fn(tokens.clone(), positions, torch.Generator().manual_seed(seed + ci)).to(dev)
-        inputs, cf_logits = _block_inputs(model, cf, read_at)
-        C, C_logit, _ = _scores(cf_logits, answer)
-        R = torch.empty(len(sites), n, device=dev); R_logit = torch.empty_like(R); KL = torch.empty_like(R)
-        order = sorted(range(len(sites)), key=lambda i: sites[i].layer)
-        k = max(1, batch_rows // n)
-        groups = [[i for i in order if _start(sites[i], model) == g] for g in sorted({_start(s, model) for s in sites})]
-        for grp in groups:
-            for j in range(0, len(grp), k):
-                chunk = grp[j:j + k]
-                rows = [torch.arange(t * n, (t + 1) * n, device=dev) for t in range(len(chunk))]
-                patches = [(sites[i].hook, rows[t], site_idx[sites[i]], clean[(sites[i].hook, str(sites[i].position))])
-                           for t, i in enumerate(chunk)]
-                start = _start(sites[chunk[0]], model)
-                with patched(model, patches):
-                    if start < 0:
-                        h = model.hidden(cf.repeat(len(chunk), 1))
-                        logits = model.logits(h[torch.arange(len(h), device=dev), read_at.repeat(len(chunk))])
-                    else:
-                        logits = forward_from(model, start, inputs[start].repeat(len(chunk), 1, 1), read_at.repeat(len(chunk)))
-                r, rl, lp = _scores(logits, answer.repeat(len(chunk)))
-                kl = (lp_clean.exp().repeat(len(chunk), 1) * (lp_clean.repeat(len(chunk), 1) - lp)).sum(-1)
-                for t, i in enumerate(chunk):
-                    R[i], R_logit[i], KL[i] = r[t*n:(t+1)*n], rl[t*n:(t+1)*n], kl[t*n:(t+1)*n]
+        vals = [clean[(s.hook, str(s.position))] for s in sites]
+        if method == "suffix":
+            plan = SuffixPlan(model, cf, sites, [site_idx[s] for s in sites], vals, read_at)
+            cf_logits, runs, steps = model.logits(plan.cf_hidden), plan.run, len(plan.batches)
+        else:
+            inputs, cf_logits = _block_inputs(model, cf, read_at)
+            runs = lambda progress: _full_runs(model, cf, inputs, sites, [site_idx[s] for s in sites], vals, read_at, batch_rows, progress)
+            steps = len(sites)
+        C, C_logit, lp_cf = _scores(cf_logits, answer)
+        R, R_logit = C.repeat(len(sites), 1), C_logit.repeat(len(sites), 1)   # runs a patch cannot affect keep C
+        KL = (lp_clean.exp() * (lp_clean - lp_cf)).sum(-1).repeat(len(sites), 1)
+        prog = Progress(steps, f"patch_sweep {cname}") if progress else None
+        for si, ex, h in runs(progress=prog):
+            lse, rl = _read_scores(model, h, answer[ex])
+            R[si, ex], R_logit[si, ex] = (rl - lse).exp(), rl
+            # KL(clean || patched) = sum p log p - p . logits + lse, and p . logits = h . (p E) for the tied head
+            KL[si, ex] = neg_entropy[ex] - (h.double() * p_head[ex]).sum(-1).float() + lse
+        if prog is not None: prog.close()
         # best restoring site per example; -1 where no site restores anything
         best = torch.where(R.max(0).values > C + 1e-9, R.argmax(0), -1) if len(sites) else None
         denom = (O.mean() - C.mean()).item()
@@ -240,6 +253,24 @@ def patch_sweep(model:LanguageModel,
                                              best=(best == i).cpu().numpy())))
     examples = pd.concat(ex_rows, ignore_index=True) if ex_rows else pd.DataFrame()
     return SweepResult(examples, pd.DataFrame(sum_rows))
+
+def _full_runs(model, cf, inputs, sites, site_idx, vals, read_at, batch_rows, progress=None):
+    "Yield (site index, example, logits) of patched runs recomputing every position from the site's block on."
+    n, dev = len(cf), cf.device
+    order = sorted(range(len(sites)), key=lambda i: sites[i].layer)
+    k = max(1, batch_rows // n)
+    groups = [[i for i in order if _start(sites[i], model) == g] for g in sorted({_start(s, model) for s in sites})]
+    for grp in groups:
+        for j in range(0, len(grp), k):
+            chunk = grp[j:j + k]
+            rows = [torch.arange(t * n, (t + 1) * n, device=dev) for t in range(len(chunk))]
+            patches = [(sites[i].hook, rows[t], site_idx[i], vals[i]) for t, i in enumerate(chunk)]
+            start = _start(sites[chunk[0]], model)
+            with patched(model, patches):
+                x = model.hidden(cf.repeat(len(chunk), 1)) if start < 0 else _hidden_from(model, start, inputs[start].repeat(len(chunk), 1, 1))
+                h = x[torch.arange(len(x), device=dev), read_at.repeat(len(chunk))]  # (rows, d)
+            if progress is not None: progress.update(len(chunk))
+            yield (torch.tensor(chunk, device=dev).repeat_interleave(n), torch.arange(n, device=dev).repeat(len(chunk)), h)
 
 def _resolve_block(site:Site, n_blocks:int) -> Site:
     "`blocks.-1.…` (counted from the last block) as the block's index."

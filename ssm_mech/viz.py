@@ -18,10 +18,11 @@ from fastcore.basics import patch
 
 from .interventions import (NAMED_POSITIONS, Site, SweepResult, all_sites, cache_activations,
                                     corrupt_tokens, patch_sweep, patched, resolve_positions)
+from .fast_patching import attribution_sweep
 from .sweep import best_over_lr, final_metrics, _need
 
 # %% auto #0
-__all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'CORRUPTIONS', 'mixer_colors', 'model_table', 'plot_accuracy_vs_width',
+__all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'CORRUPTIONS', 'METHODS', 'mixer_colors', 'model_table', 'plot_accuracy_vs_width',
            'plot_association_scatter', 'plot_position_boxes', 'point_of', 'restoration_grid',
            'plot_restoration_heatmap', 'plot_conv_size', 'Explorer', 'strip_html', 'explore']
 
@@ -291,21 +292,28 @@ def counterfactual(self:Explorer, corruption:str) -> torch.Tensor:
         self._cf[corruption] = corrupt_tokens(self.tokens, self.positions, corruption, self.classes[corruption], self._seed(corruption))
     return self._cf[corruption]
 
-@patch
-def grid_sweep(self:Explorer, corruption:str) -> SweepResult:
-    "Every hook of every block at the named positions (cached per corruption)."
-    if corruption not in self._grid:
-        self._grid[corruption] = patch_sweep(self.model, self.tokens, self.positions, all_sites(self.model, NAMED_POSITIONS),
-                                             corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
-    return self._grid[corruption]
+METHODS = ("exact", "estimated")   # interchange interventions, or their attribution-patching estimate
 
 @patch
-def strip_sweep(self:Explorer, corruption:str, hook:str) -> SweepResult:
-    "One hook at every absolute position (cached per (corruption, hook))."
-    if (corruption, hook) not in self._strip:
-        self._strip[(corruption, hook)] = patch_sweep(self.model, self.tokens, self.positions, [Site(hook, p) for p in range(self.L)],
-                                                      corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
-    return self._strip[(corruption, hook)]
+def _sweep(self:Explorer, sites:list, corruption:str, method:str|None) -> SweepResult:
+    method = method or self.method.value
+    if method not in METHODS: raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    fn = patch_sweep if method == "exact" else attribution_sweep
+    return fn(self.model, self.tokens, self.positions, sites, corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
+
+@patch
+def grid_sweep(self:Explorer, corruption:str, method:str|None=None) -> SweepResult:
+    "Every hook of every block at the named positions (cached per corruption and method; default: the toggle's)."
+    key = (corruption, method or self.method.value)
+    if key not in self._grid: self._grid[key] = self._sweep(all_sites(self.model, NAMED_POSITIONS), corruption, method)
+    return self._grid[key]
+
+@patch
+def strip_sweep(self:Explorer, corruption:str, hook:str, method:str|None=None) -> SweepResult:
+    "One hook at every absolute position (cached per (corruption, hook, method))."
+    key = (corruption, hook, method or self.method.value)
+    if key not in self._strip: self._strip[key] = self._sweep([Site(hook, p) for p in range(self.L)], corruption, method)
+    return self._strip[key]
 
 @torch.no_grad()
 @patch
@@ -336,6 +344,7 @@ def _build_widgets(self:Explorer, layer:int, point:str, position):
     wide = {"description_width": "initial"}
     self.example = W.IntSlider(value=0, min=0, max=self.n - 1, description="example", continuous_update=False, style=wide)
     self.corruption = W.ToggleButtons(options=list(CORRUPTIONS), value="key", description="corrupt", style=wide)
+    self.method = W.ToggleButtons(options=list(METHODS), value="exact", description="patching", style=wide)
     self.layer = W.IntSlider(value=layer, min=0, max=self.n_layers - 1, description="layer", continuous_update=False, style=wide)
     self.hook = W.Dropdown(options=self._hook_options(layer), description="hook", style=wide)
     self.hook.value = self._hook_for(layer, point)
@@ -344,9 +353,9 @@ def _build_widgets(self:Explorer, layer:int, point:str, position):
     self.position = W.Dropdown(options=pos_opts, value=position, description="position", style=wide)
     self.header, self.strip, self.legend = W.HTML(), W.HTML(), W.HTML()
     self.figure_view = W.Image(format="png")
-    for w in (self.example, self.corruption, self.hook, self.position): w.observe(self._on_change, names="value")
+    for w in (self.example, self.corruption, self.method, self.hook, self.position): w.observe(self._on_change, names="value")
     self.layer.observe(self._on_layer, names="value")
-    self.widget = W.VBox([W.HBox([self.example, self.corruption]), W.HBox([self.layer, self.hook, self.position]),
+    self.widget = W.VBox([W.HBox([self.example, self.corruption, self.method]), W.HBox([self.layer, self.hook, self.position]),
                           self.header, self.strip, self.legend, self.figure_view])
 
 @patch
@@ -379,8 +388,8 @@ def state(self:Explorer) -> dict:
     "The controls' current values."
     i, pos = self.example.value, self.position.value
     idx = int(resolve_positions(pos, {k: v[i:i + 1] for k, v in self.positions.items()}, self.L)[0])
-    return dict(example=i, corruption=self.corruption.value, layer=self.layer.value, hook=self.hook.value,
-                point=point_of(self.hook.value), position=pos, index=idx)
+    return dict(example=i, corruption=self.corruption.value, method=self.method.value, layer=self.layer.value,
+                hook=self.hook.value, point=point_of(self.hook.value), position=pos, index=idx)
 
 def _restoration(R, C, O, eps:float=1e-3):
     d = O - C
@@ -459,7 +468,7 @@ def figure(self:Explorer, d:dict|None=None):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 0.9 + max(1.9, 0.6 * self.n_layers)), gridspec_kw=dict(width_ratios=[1.2, 1]))
     g = self.grid_sweep(s["corruption"]).summary
     plot_restoration_heatmap(g, s["corruption"], s["point"], highlight=(s["layer"], s["position"]), ax=a1, colorbar=False,
-                             title=f"association, {s['point']} ({s['corruption']} corrupted)")
+                             title=f"{'estimated ' if s['method'] == 'estimated' else ''}association, {s['point']} ({s['corruption']} corrupted)")
     dist = d["distribution"]
     y, h = np.arange(len(dist)), 0.27
     for k, (run, col) in enumerate([("clean", "0.35"), ("corrupted", "#d62728"), ("patched", "#1f77b4")]):
