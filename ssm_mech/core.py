@@ -131,7 +131,7 @@ class SuffixCache:
 def seq_full(cache, mod, name:str, t):
     "The whole sequence of `t` (b, l, ...) along axis 1: `t`, or in a window the recorded run with `t` spliced in (B, L, ...)."
     if cache is None: return t
-    if cache.recording: cache.store[(mod, name)] = t.detach(); return t
+    if cache.recording: cache.store[(mod, name)] = t.detach().contiguous(); return t
     full = cache.store[(mod, name)][cache.ex]                    # (B, L, ...): a copy
     ok = cache.pos < cache.L                                      # (B, W)
     rows = torch.arange(len(full), device=t.device)[:, None].expand_as(ok)
@@ -151,7 +151,7 @@ def seq_rows(cache, t):
 
 def seq_before(cache, mod, x, n:int):
     "The `n` inputs before `x` (b, l, c) along axis 1: zeros, or in a window the recorded inputs (B, n, c)."
-    if cache is not None and cache.recording: cache.store[(mod, "before")] = x.detach()
+    if cache is not None and cache.recording: cache.store[(mod, "before")] = x.detach().contiguous()
     if cache is None or cache.recording: return x.new_zeros(x.shape[0], n, *x.shape[2:])
     rec = F.pad(cache.store[(mod, "before")], (0, 0, n, 0))     # (n_ex, n + L, c): zeros before position 0
     idx = cache.start[:, None] + torch.arange(n, device=x.device)  # positions start-n .. start-1, shifted by n
@@ -161,7 +161,7 @@ def seq_linear(cache, mod, name:str, u, fn):
     "`fn(u)` for a causal, linear, shift-invariant `fn`; in a window $y_{rec} + f(u - u_{rec})$ (exact by linearity)."
     if cache is None: return fn(u)
     if cache.recording:
-        y = fn(u); cache.store[(mod, name)] = (u.detach(), y.detach()); return y
+        y = fn(u); cache.store[(mod, name)] = (u.detach().contiguous(), y.detach().contiguous()); return y
     u0, y0 = cache.store[(mod, name)]
     return cache.gather(y0) + fn(u - cache.gather(u0))
 
