@@ -27,8 +27,7 @@ import argparse, os, platform, random, time
 import torch
 
 from ssm_mech.interventions import (all_sites, patch_sweep, corrupt_tokens, cache_activations, patched,
-                                    resolve_positions, MechanismLogger)
-from ssm_mech.fast_patching import attribution_sweep
+                                    resolve_positions, MechanismLogger, attribution_sweep)
 from ssm_mech.model import LanguageModel, ModelConfig
 from ssm_mech.tasks import build_datasets, task_preset, token_classes
 
@@ -60,7 +59,8 @@ def naive_seconds(model, tokens, positions, sites, classes, batch=64):
 def logger_share(steps=2000, every=1000):
     "Train the CPU AR preset for `steps` steps logging the mechanism every `every`: (logger s, training s, calls)."
     import tempfile
-    from ssm_mech.train import experiment_preset, apply_overrides, train
+    from ssm_mech.runs import apply_overrides
+    from ssm_mech.train import experiment_preset, train
     cfg = apply_overrides(experiment_preset("ar-cpu"), {"train.max_steps": steps, "train.eval_every": steps,
                                                          "train.checkpoint_every": steps})
     cfg.train.mech_every = 0

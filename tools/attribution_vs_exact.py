@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ssm_mech.train import experiment_preset, apply_overrides, train, evaluate
+from ssm_mech.runs import apply_overrides
+from ssm_mech.train import experiment_preset, train, evaluate
 from ssm_mech.model import load_model
 from ssm_mech.tasks import build_datasets, token_classes
-from ssm_mech.interventions import patch_sweep, all_sites
-from ssm_mech.fast_patching import attribution_sweep
+from ssm_mech.interventions import patch_sweep, all_sites, attribution_sweep
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "fast_patching"
 MODELS = {"attention": {}, "mamba": {"model.mixer": "mamba", "train.lr": 3e-3}}
