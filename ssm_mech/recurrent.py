@@ -444,8 +444,8 @@ def pick_mode(self:DeltaNet, l:int) -> str:
 @patch
 def forward(self:DeltaNet, x, cache=None):
     "x (b, l, d) -> (b, l, d); with a `SuffixCache`, a window restarts from the recorded conv inputs and state."
-    q, k, v = (self.q_conv1d(self.q_proj(x), cache), self.k_conv1d(self.k_proj(x), cache),
-               self.v_conv1d(self.v_proj(x), cache))              # (b, l, d)
+    convs = ((self.q_conv1d, self.q_proj), (self.k_conv1d, self.k_proj), (self.v_conv1d, self.v_proj))
+    q, k, v = (conv(proj(x)) if cache is None else conv(proj(x), cache) for conv, proj in convs)  # (b, l, d)
     return self._mix(x, q, k, v, cache=cache)[0]
 
 @patch
