@@ -24,7 +24,7 @@ __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'floor_of', 'HookPoint', 'hook_poi
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
-          ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("cli",))  # bottom to top
+          ("packed",), ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("cli",))  # bottom to top
 
 def floor_of(module:str) -> int:
     "Floor (0 = core) of the `ssm_mech` module `module` ('ssm_mech.tasks' or 'tasks')."
@@ -162,9 +162,9 @@ def seq_rows(cache, t):
     return t[torch.arange(len(t), device=t.device)[:, None], cache.pos.clamp(max=cache.L - 1)]
 
 def seq_before(cache, mod, x, n:int):
-    "The `n` inputs before `x` (b, l, c) along axis 1: zeros, or in a window the recorded inputs (B, n, c)."
+    "The `n` inputs before `x` (b, l, c) along axis 1: None (zeros), or in a window the recorded inputs (B, n, c)."
     if cache is not None and cache.recording: cache.store[(mod, "before")] = x.detach().contiguous()
-    if cache is None or cache.recording: return x.new_zeros(x.shape[0], n, *x.shape[2:])
+    if cache is None or cache.recording: return None
     rec = F.pad(cache.store[(mod, "before")], (0, 0, n, 0))     # (n_ex, n + L, c): zeros before position 0
     idx = cache.start[:, None] + torch.arange(n, device=x.device)  # positions start-n .. start-1, shifted by n
     return rec[cache.ex[:, None], idx].to(x.dtype)              # (B, n, c)
@@ -206,9 +206,11 @@ class ShortConv(nn.Module):
                               padding=kernel_size - 1, bias=bias)
 
     def forward(self, x, cache=None):                             # x: (b, l, c)
-        pre = seq_before(cache, self, x, self.kernel_size - 1)    # (b, k-1, c): zeros, or the inputs before a window
+        pre = seq_before(cache, self, x, self.kernel_size - 1)    # None (zeros), or the inputs before a window
+        if cache is None or cache.recording:                      # zeros before the sequence: the conv's own padding
+            return self.conv(x.transpose(1, 2))[..., :x.shape[1]].transpose(1, 2)  # (b, l, c)
         y = F.conv1d(torch.cat([pre, x], 1).transpose(1, 2), self.conv.weight, self.conv.bias,
-                     groups=x.shape[-1])                          # (b, c, l)
+                     groups=x.shape[-1])                          # (b, c, l): the recorded inputs instead of zeros
         return y.transpose(1, 2)                                  # (b, l, c)
 
     def step(self, x, state=None):
