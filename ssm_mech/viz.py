@@ -81,7 +81,7 @@ def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
              digits:int=2,          # decimals of every float
              index:bool|None=None,  # show the index (default: unless it is a plain 0..n-1 range)
              ):
-    "`df` as an IPython `Markdown` table: every cell in full, floats to `digits` decimals."
+    "`df` as an IPython `Markdown` table: every cell in full, floats to `digits` decimals, numbers right-aligned and text left."
     from IPython.display import Markdown
     if isinstance(df, pd.Series): df = df.to_frame()
     if index is None: index = not isinstance(df.index, pd.RangeIndex) or df.index.name is not None
@@ -93,7 +93,8 @@ def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
     tinies = [tiny(c) for c in df.columns]
     rows = [([_md_cell(k if not isinstance(k, tuple) else " / ".join(map(str, k)), digits)] if index else [])
             + [_md_cell(v, digits, t) for v, t in zip(r, tinies)] for k, r in zip(df.index, df.itertuples(index=False))]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
+    num = ([False] if index else []) + [df[c].dtype.kind in "iuf" for c in df.columns]   # numbers right, text left
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if n else ":---" for n in num) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
     return Markdown("\n".join(lines))
 
 # %% ../nbs/08_viz.ipynb #6578275a
