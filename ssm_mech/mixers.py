@@ -38,7 +38,7 @@ class MHA(nn.Module):
         self.Wqkv = nn.Linear(d_model, 3 * d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
-        self.hook_pattern, self.hook_z = HookPoint(seq_dim=2), HookPoint()
+        self.hook_pattern, self.hook_y = HookPoint(seq_dim=2), HookPoint()
 
     def forward(self, x):                                                       # x: (b, l, d)
         l = x.shape[1]
@@ -49,7 +49,7 @@ class MHA(nn.Module):
         s = s.to(_softmax_dtype(s)).masked_fill(future, float("-inf"))          # (b, h, l, l)
         p = self.hook_pattern(s.softmax(-1).to(v.dtype))                        # (b, h, l, l)
         z = einsum(p, v, "b h i j, b j h e -> b i h e")                         # (b, l, h, d_h)
-        z = self.hook_z(rearrange(z, "b l h e -> b l (h e)"))                   # (b, l, d)
+        z = self.hook_y(rearrange(z, "b l h e -> b l (h e)"))                   # (b, l, d)
         return self.out_proj(z)                                                 # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #4accb9ff
@@ -143,7 +143,7 @@ class BasedLinearAttention(nn.Module):
         self.proj_v = nn.Linear(d_model, d_model, bias=False)
         self.proj_o = nn.Linear(d_model, d_model, bias=False)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
-        self.hook_q_feat, self.hook_k_feat, self.hook_out = HookPoint(), HookPoint(), HookPoint()
+        self.hook_q_feat, self.hook_k_feat, self.hook_y = HookPoint(), HookPoint(), HookPoint()
 
     def _features(self, x):
         "φ(q), φ(k) (b, l, H, D) and v (b, l, H, d_h) from x (b, l, d), through the hooks."
@@ -162,7 +162,7 @@ class BasedLinearAttention(nn.Module):
             kv = einsum(fk, v, "b l h D, b l h e -> b l h D e").cumsum(1)       # (b, l, H, D, d_h)
             num = einsum(fq, kv, "b l h D, b l h D e -> b l h e")               # (b, l, H, d_h)
         den = einsum(fq, fk.cumsum(1), "b l h D, b l h D -> b l h") + self.eps  # (b, l, H)
-        y = self.hook_out(rearrange(num / den[..., None], "b l h e -> b l (h e)"))  # (b, l, d)
+        y = self.hook_y(rearrange(num / den[..., None], "b l h e -> b l (h e)"))  # (b, l, d)
         return self.proj_o(y)                                                   # (b, l, d)
 
     def step(self, x, # (b, d): one token
@@ -248,14 +248,14 @@ class Hyena(nn.Module):
         self.filter_fn = HyenaFilter(d_model, l_max, filter_order, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model)
         self.hook_short_conv_out, self.hook_x1, self.hook_x2 = HookPoint(), HookPoint(), HookPoint()
-        self.hook_v, self.hook_long_conv_out, self.hook_out = HookPoint(), HookPoint(), HookPoint()
+        self.hook_v, self.hook_long_conv_out, self.hook_y = HookPoint(), HookPoint(), HookPoint()
 
     def forward(self, x):                                                       # x: (b, l, d)
         u = self.hook_short_conv_out(self.short_filter(self.in_proj(x)))        # (b, l, 3d)
         x1, x2, v = u.split(self.d_model, dim=-1)                               # (b, l, d) each
         x1, x2, v = self.hook_x1(x1), self.hook_x2(x2), self.hook_v(v)
         v = self.hook_long_conv_out(self.filter_fn(v * x1))                     # (b, l, d)
-        return self.out_proj(self.hook_out(v * x2))                             # (b, l, d)
+        return self.out_proj(self.hook_y(v * x2))                             # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #e8016308
 class ShiftKernel(nn.Module):
@@ -323,7 +323,7 @@ class H3(nn.Module):
         self.D = nn.Parameter(torch.randn(self.n_heads))                        # (H,)
         self.output_linear = nn.Linear(d_model, d_model)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
-        self.hook_k_shift, self.hook_kv_ssm_out, self.hook_out = HookPoint(), HookPoint(), HookPoint()
+        self.hook_k_shift, self.hook_kv_ssm_out, self.hook_y = HookPoint(), HookPoint(), HookPoint()
 
     def forward(self, x):                                                       # x: (b, l, d)
         l, p = x.shape[1], self.head_dim
@@ -337,5 +337,5 @@ class H3(nn.Module):
         y = rearrange(y, "b l (h i j) -> b l h i j", i=p, j=p) + kv * self.D[:, None, None]  # (b, l, H, p, p)
         y = self.hook_kv_ssm_out(y)
         o = einsum(rearrange(q, "b l (h i) -> b l h i", i=p), y, "b l h i, b l h i j -> b l j h")  # (b, l, p, H)
-        o = self.hook_out(rearrange(o, "b l j h -> b l (j h)"))                 # (b, l, d): channel j*H + h
+        o = self.hook_y(rearrange(o, "b l j h -> b l (j h)"))                 # (b, l, d): channel j*H + h
         return self.output_linear(o)                                            # (b, l, d)

@@ -38,6 +38,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from einops import einsum, rearrange
+from fastcore.basics import patch
 
 from .core import HookPoint, ShortConv, RMSNorm, register_mixer
 
@@ -164,7 +165,7 @@ class Mamba(nn.Module):
         self.A_log = nn.Parameter(torch.log(A)); self.A_log._no_weight_decay = True
         self.D = nn.Parameter(torch.ones(d_in)); self.D._no_weight_decay = True
         self.out_proj = nn.Linear(d_in, d_model, bias=False)
-        for name in ("conv_in", "conv_out", "ssm_in", "delta", "B", "C", "ssm_out", "gate", "out"):
+        for name in ("conv_in", "conv_out", "ssm_in", "delta", "B", "C", "ssm_out", "gate", "y"):
             setattr(self, f"hook_{name}", HookPoint())
 
 # %% ../nbs/03_recurrent.ipynb #9d3e318b
@@ -236,7 +237,8 @@ def selective_scan(delta, # (b, l, d_in) step sizes Δ > 0
     return SelectiveScan.apply(delta, A, B, C, x, h0)
 
 # %% ../nbs/03_recurrent.ipynb #b968e92f
-def _mamba_ssm(self:Mamba, x, h0=None):
+@patch
+def _ssm(self:Mamba, x, h0=None):
     "Steps 3-5: x (b, l, d_in) -> (y (b, l, d_in), last state (b, d_in, n))."
     ct = _compute_dtype(x)
     dt, B, C = self.x_proj(x).split([self.dt_rank, self.d_state, self.d_state], dim=-1)  # (b,l,r), (b,l,n), (b,l,n)
@@ -254,7 +256,8 @@ def _mamba_ssm(self:Mamba, x, h0=None):
     y = y + xf * self.D.to(ct)                                    # (b, l, d_in)
     return y.to(x.dtype), h
 
-def _mamba_forward(self:Mamba, u):
+@patch
+def forward(self:Mamba, u):
     "u (b, l, d) -> (b, l, d)."
     if u.is_cuda and self._use_fused(u): return self._forward_fused(u)  # fused path: see below
     x, z = self.in_proj(u).chunk(2, dim=-1)                       # (b, l, d_in) each
@@ -264,15 +267,15 @@ def _mamba_forward(self:Mamba, u):
     y, _ = self._ssm(x)                                           # (b, l, d_in)
     return self._gate_out(y, z)
 
-def _mamba_gate_out(self:Mamba, y, z):
+@patch
+def _gate_out(self:Mamba, y, z):
     "Step 6: gate y (b, l, d_in) with SiLU(z) and project to (b, l, d)."
     y, g = self.hook_ssm_out(y), self.hook_gate(F.silu(z))        # (b, l, d_in) each
-    return self.hook_out(self.out_proj(y * g))                    # (b, l, d)
-
-Mamba._ssm, Mamba.forward, Mamba._gate_out = _mamba_ssm, _mamba_forward, _mamba_gate_out
+    return self.out_proj(self.hook_y(y * g))                    # (b, l, d)
 
 # %% ../nbs/03_recurrent.ipynb #c2bb5a5e
-def _mamba_step(self:Mamba, u_t, state=None):
+@patch
+def step(self:Mamba, u_t, state=None):
     "One token: u_t (b, d), state (conv cache, ssm state) or None -> (y_t (b, d), new state)."
     conv_cache, h = (None, None) if state is None else state
     x, z = self.in_proj(u_t[:, None]).chunk(2, dim=-1)            # (b, 1, d_in) each
@@ -284,8 +287,6 @@ def _mamba_step(self:Mamba, u_t, state=None):
     y, h = self._ssm(x, h)                                        # (b, 1, d_in), (b, d_in, n)
     return self._gate_out(y, z)[:, 0], (conv_cache, h)
 
-Mamba.step = _mamba_step
-
 # %% ../nbs/03_recurrent.ipynb #9bf499bd
 @functools.cache
 def mamba_kernels():
@@ -296,12 +297,14 @@ def mamba_kernels():
     except Exception: causal_conv1d_fn = None
     return selective_scan_fn, causal_conv1d_fn
 
-def _mamba_use_fused(self:Mamba, u) -> bool:
+@patch
+def _use_fused(self:Mamba, u) -> bool:
     "Whether `forward` runs the fused CUDA kernels for input `u`."
     return (self.use_fast_path and u.is_cuda and not hooks_active(self)
             and mamba_kernels() is not None)
 
-def _mamba_forward_fused(self:Mamba, u):
+@patch
+def _forward_fused(self:Mamba, u):
     "The forward with mamba-ssm's CUDA kernels: u (b, l, d) -> (b, l, d)."
     selective_scan_fn, causal_conv1d_fn = mamba_kernels()
     x, z = self.in_proj(u).chunk(2, dim=-1)                       # (b, l, d_in) each
@@ -317,8 +320,6 @@ def _mamba_forward_fused(self:Mamba, u):
                           self.D.float(), z=z.transpose(1, 2).contiguous(),
                           delta_bias=self.dt_proj.bias.float(), delta_softplus=True)  # (b, d_in, l), gated
     return self.out_proj(y.transpose(1, 2))                       # (b, l, d)
-
-Mamba._use_fused, Mamba._forward_fused = _mamba_use_fused, _mamba_forward_fused
 
 # %% ../nbs/03_recurrent.ipynb #bcd7a0b5
 def delta_rule_recurrent(q, # (b, l, h, dk) L2-normalised, scaled queries
@@ -388,10 +389,11 @@ class DeltaNet(nn.Module):
         self.q_conv1d, self.k_conv1d, self.v_conv1d = (ShortConv(d_model, conv_size, bias=False) for _ in range(3))
         self.o_norm = RMSNorm(self.head_dim, eps=norm_eps)
         self.o_proj = nn.Linear(d_model, d_model, bias=False)
-        for name in ("q", "k", "v", "beta", "out"): setattr(self, f"hook_{name}", HookPoint())
+        for name in ("q", "k", "v", "beta", "y"): setattr(self, f"hook_{name}", HookPoint())
 
 # %% ../nbs/03_recurrent.ipynb #5355dca1
-def _deltanet_mix(self:DeltaNet, x, q, k, v, S0=None, mode=None):
+@patch
+def _mix(self:DeltaNet, x, q, k, v, S0=None, mode=None):
     "Steps 2-5 from the conv outputs q, k, v (b, l, d): (out (b, l, d), final state)."
     q, k, v = (self.hook_q(F.silu(q)), self.hook_k(F.silu(k)), self.hook_v(F.silu(v)))  # (b, l, d)
     beta = self.hook_beta(torch.sigmoid(self.b_proj(x)))          # (b, l, h)
@@ -405,18 +407,21 @@ def _deltanet_mix(self:DeltaNet, x, q, k, v, S0=None, mode=None):
     if mode == "chunkwise": o, S = delta_rule_chunkwise(q, k, v, beta.to(ct), S0, self.chunk_size)
     else: o, S = delta_rule_recurrent(q, k, v, beta.to(ct), S0)   # (b, l, h, dv), (b, h, dk, dv)
     o = rearrange(self.o_norm(o.to(x.dtype)), "b l h e -> b l (h e)")  # (b, l, d)
-    return self.hook_out(self.o_proj(o)), S
+    return self.o_proj(self.hook_y(o)), S
 
-def _deltanet_pick_mode(self:DeltaNet, l:int) -> str:
+@patch
+def pick_mode(self:DeltaNet, l:int) -> str:
     "The form `mode='auto'` uses for `l` tokens: chunkwise unless l == 1 (see the measurements above)."
     return "recurrent" if l == 1 else "chunkwise"
 
-def _deltanet_forward(self:DeltaNet, x):
+@patch
+def forward(self:DeltaNet, x):
     "x (b, l, d) -> (b, l, d)."
     q, k, v = self.q_conv1d(self.q_proj(x)), self.k_conv1d(self.k_proj(x)), self.v_conv1d(self.v_proj(x))  # (b, l, d)
     return self._mix(x, q, k, v)[0]
 
-def _deltanet_step(self:DeltaNet, x_t, state=None):
+@patch
+def step(self:DeltaNet, x_t, state=None):
     "One token: x_t (b, d), state ((q, k, v conv caches), S) or None -> (y_t (b, d), new state)."
     (cq, ck, cv), S = ((None, None, None), None) if state is None else state
     q, cq = self.q_conv1d.step(self.q_proj(x_t), cq)              # (b, d), (b, d, conv_size-1)
@@ -424,9 +429,6 @@ def _deltanet_step(self:DeltaNet, x_t, state=None):
     v, cv = self.v_conv1d.step(self.v_proj(x_t), cv)
     y, S = self._mix(x_t[:, None], q[:, None], k[:, None], v[:, None], S)  # l = 1: recurrent form
     return y[:, 0], ((cq, ck, cv), S)
-
-DeltaNet._mix, DeltaNet.pick_mode = _deltanet_mix, _deltanet_pick_mode
-DeltaNet.forward, DeltaNet.step = _deltanet_forward, _deltanet_step
 
 # %% ../nbs/03_recurrent.ipynb #fa91a551
 def segsum(x): # (..., T) log-decays
@@ -501,11 +503,12 @@ class Mamba2(nn.Module):
         for p in (self.dt_bias, self.A_log, self.D): p._no_weight_decay = True
         self.norm = RMSNorm(d_in, eps=1e-5)
         self.out_proj = nn.Linear(d_in, d_model, bias=False)
-        for name in ("conv_in", "conv_out", "ssm_in", "delta", "B", "C", "ssm_out", "gate", "out"):
+        for name in ("conv_in", "conv_out", "ssm_in", "delta", "B", "C", "ssm_out", "gate", "y"):
             setattr(self, f"hook_{name}", HookPoint())
 
 # %% ../nbs/03_recurrent.ipynb #97b4e018
-def _mamba2_run(self:Mamba2, u, state=None, stepping=False):
+@patch
+def _run(self:Mamba2, u, state=None, stepping=False):
     "u (b, l, d) -> (out (b, l, d), new state); `stepping` advances the conv cache one token."
     conv_cache, h0 = (None, None) if state is None else state
     z, xBC, dt = self.in_proj(u).split([self.d_inner, self.d_inner + 2 * self.d_state, self.n_heads], dim=-1)
@@ -523,15 +526,15 @@ def _mamba2_run(self:Mamba2, u, state=None, stepping=False):
     y = y + xh * self.D.to(ct)[:, None]                           # (b, l, h, p)
     y = self.hook_ssm_out(rearrange(y, "b l h p -> b l (h p)").to(u.dtype))  # (b, l, d_in)
     y = self.norm(y * self.hook_gate(F.silu(z)))                  # gate, then normalise
-    return self.hook_out(self.out_proj(y)), (conv_cache, S)
+    return self.out_proj(self.hook_y(y)), (conv_cache, S)
 
-def _mamba2_forward(self:Mamba2, u): return self._run(u)[0]
-def _mamba2_step(self:Mamba2, u_t, state=None):
+@patch
+def forward(self:Mamba2, u): return self._run(u)[0]
+@patch
+def step(self:Mamba2, u_t, state=None):
     "One token: u_t (b, d), state (conv cache, ssm state) or None -> (y_t (b, d), new state)."
     y, state = self._run(u_t[:, None], state, stepping=True)
     return y[:, 0], state
-
-Mamba2._run, Mamba2.forward, Mamba2.step = _mamba2_run, _mamba2_forward, _mamba2_step
 
 # %% ../nbs/03_recurrent.ipynb #0358590a
 @register_mixer("gla", doc="gated linear attention (fla defaults: 4 heads, expand_k 0.5, no short conv)")
@@ -558,10 +561,11 @@ class GLA(nn.Module):
                                      nn.Linear(gate_low_rank_dim, dk, bias=True))
         self.g_norm = RMSNorm(dv // n_heads, eps=norm_eps)
         self.o_proj = nn.Linear(dv, d_model, bias=False)
-        for name in ("q", "k", "v", "gk", "gate", "out"): setattr(self, f"hook_{name}", HookPoint())
+        for name in ("q", "k", "v", "gk", "gate", "y"): setattr(self, f"hook_{name}", HookPoint())
 
 # %% ../nbs/03_recurrent.ipynb #7d066fca
-def _gla_run(self:GLA, x, S0=None):
+@patch
+def _run(self:GLA, x, S0=None):
     "x (b, l, d) -> (out (b, l, d), final state (b, h, dk, dv))."
     q, k, v = self.hook_q(self.q_proj(x)), self.hook_k(self.k_proj(x)), self.hook_v(self.v_proj(x))
     gk = self.hook_gk(F.logsigmoid(self.gk_proj(x)) / self.gate_logit_normalizer)  # (b, l, dk), <= 0
@@ -573,12 +577,12 @@ def _gla_run(self:GLA, x, S0=None):
     o = einsum(S, q * q.shape[-1] ** -0.5, "b l h k v, b l h k -> b l h v")  # (b, l, h, dv/h)
     g = self.hook_gate(F.silu(self.g_proj(x)))                    # (b, l, dv)
     o = rearrange(self.g_norm(o.to(x.dtype)), "b l h e -> b l (h e)") * g  # (b, l, dv)
-    return self.hook_out(self.o_proj(o)), S[:, -1]
+    return self.o_proj(self.hook_y(o)), S[:, -1]
 
-def _gla_forward(self:GLA, x): return self._run(x)[0]
-def _gla_step(self:GLA, x_t, state=None):
+@patch
+def forward(self:GLA, x): return self._run(x)[0]
+@patch
+def step(self:GLA, x_t, state=None):
     "One token: x_t (b, d), state S (b, h, dk, dv) or None -> (y_t (b, d), new state)."
     y, S = self._run(x_t[:, None], state)
     return y[:, 0], S
-
-GLA._run, GLA.forward, GLA.step = _gla_run, _gla_forward, _gla_step

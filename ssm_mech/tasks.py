@@ -13,15 +13,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from fastcore.basics import patch
+
 from .core import atomic_write
+from .pcfg import Forest, Grammar, tree_text
 
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'RESERVED', 'N_SPECIAL', 'SPECIAL_NAMES', 'IGNORE_INDEX', 'POSITION_NAMES', 'SPLITS',
            'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'PRESETS', 'POSITION_COLOURS', 'ARConfig', 'ATRConfig',
            'task_config_from_dict', 'task_preset', 'pair_held_out', 'is_held_out', 'distinct_rows', 'TaskDataset',
-           'query_answer_tokens', 'Grammar', 'Forest', 'tree_text', 'make_grammar', 'generate_split', 'cache_path',
-           'save_splits', 'load_splits', 'build_datasets', 'draw_tree', 'no_retrieval_accuracy', 'StatsTable',
-           'stats_table', 'token_classes']
+           'query_answer_tokens', 'make_grammar', 'generate_split', 'cache_path', 'save_splits', 'load_splits',
+           'build_datasets', 'draw_tree', 'no_retrieval_accuracy', 'StatsTable', 'stats_table', 'token_classes']
 
 # %% ../nbs/01_tasks.ipynb #463c152e
 PAD, BOS, EOS, RESERVED = 0, 1, 2, 3
@@ -351,7 +353,8 @@ class TaskDataset:
                 f"width={self.tokens.shape[1]}, vocab={self.config.vocab_size})")
 
 # %% ../nbs/01_tasks.ipynb #05fe9597
-def _getitem(self:TaskDataset, idx) -> dict:
+@patch
+def __getitem__(self:TaskDataset, idx) -> dict:
     "Example `idx` (int) or a batch (slice, index tensor/array/list, boolean mask) as a dict of tensors."
     single = isinstance(idx, (int, np.integer)) or (torch.is_tensor(idx) and idx.ndim == 0)
     if single:
@@ -372,159 +375,11 @@ def _getitem(self:TaskDataset, idx) -> dict:
     if self._parents is not None: out["parents"] = self._parents[idx, :w].long()
     return out
 
-TaskDataset.__getitem__ = _getitem
 
 def query_answer_tokens(ds:TaskDataset):
     "(query token, answer token) of every example, as numpy arrays."
     rows = torch.arange(len(ds))
     return (ds.tokens[rows, ds.positions["divider"] + 1].numpy(), ds.tokens[rows, ds.positions["answer"]].numpy())
-
-# %% ../nbs/01_tasks.ipynb #45db654a
-def _flat_cdf(p:np.ndarray) -> np.ndarray:
-    "Row-wise CDFs of `p` (rows, k) offset by the row index and flattened, for vectorised inverse-CDF sampling."
-    c = np.cumsum(p, axis=1)
-    c = c / c[:, -1:]                                             # last entry exactly 1
-    return (c + np.arange(len(p))[:, None]).ravel()               # row r occupies [r, r+1]
-
-def _pick(flat_cdf, k:int, rows:np.ndarray, u:np.ndarray, n_valid:np.ndarray) -> np.ndarray:
-    "Sample a column for each of `rows` from its CDF (inverse CDF at `u`)."
-    idx = np.searchsorted(flat_cdf, rows + u, side="right") - rows * k
-    return np.minimum(idx, n_valid[rows] - 1)
-
-# %% ../nbs/01_tasks.ipynb #7076ea6b
-class Grammar:
-    "A random PCFG whose derivations are dependency trees over terminals (the ATR language)."
-    def __init__(self, cfg:ATRConfig):
-        self.cfg = cfg
-        S, N, C, R = cfg.n_terminals, cfg.n_nonterminals, cfg.max_rhs_len - 1, cfg.max_rules
-        rng = np.random.default_rng([cfg.seed, 0])                # the grammar's own stream
-        self.levels = rng.integers(1, cfg.n_levels + 1, N)        # (N,)
-        self.n_rules = rng.integers(1, R + 1, N)                  # (N,)
-        self.rhs = np.full((N, R, C), -1, np.int64)               # symbols: terminal s < S, nonterminal S + A
-        self.rhs_len = np.zeros((N, R), np.int64)
-        self.rule_probs = np.zeros((N, R))
-        w_term = 1.0 if cfg.terminal_weight_factor is None else cfg.terminal_weight_factor / S
-        for a in range(N):
-            higher = np.flatnonzero(self.levels > self.levels[a])
-            syms = np.concatenate([np.arange(S), S + higher])
-            w = np.concatenate([np.full(S, w_term), np.ones(len(higher))])
-            for r in range(self.n_rules[a]):
-                m = rng.integers(1, C + 1)
-                self.rhs[a, r, :m] = rng.choice(syms, size=m, p=w / w.sum())
-                self.rhs_len[a, r] = m
-            self.rule_probs[a, :self.n_rules[a]] = rng.dirichlet(np.ones(self.n_rules[a]))
-        self.head_probs = rng.dirichlet(np.ones(S), size=N)       # (N, S)
-        self._rule_cdf, self._head_cdf = _flat_cdf(self.rule_probs), _flat_cdf(self.head_probs)
-
-    @property
-    def n_terminals(self): return self.cfg.n_terminals
-    @property
-    def n_nonterminals(self): return self.cfg.n_nonterminals
-
-    def symbol_name(self, s:int) -> str:
-        return f"t{s}" if s < self.n_terminals else f"N{s - self.n_terminals}"
-
-    def rules_text(self, nonterminals=None, top_heads:int=3) -> str:
-        "The rules of `nonterminals` (default: all), one per line, with probabilities and likeliest heads."
-        lines, H = [], "H"
-        for a in (range(self.n_nonterminals) if nonterminals is None else nonterminals):
-            heads = np.argsort(-self.head_probs[a])[:top_heads]
-            hs = ", ".join(f"t{h}:{self.head_probs[a, h]:.2f}" for h in heads)
-            lines.append(f"N{a} (level {self.levels[a]}; head ~ {hs}, …)")
-            for r in range(self.n_rules[a]):
-                kids = [self.symbol_name(s) for s in self.rhs[a, r, :self.rhs_len[a, r]]]
-                rhs = kids + [H] if self.cfg.head_position == "right" else [H] + kids
-                lines.append(f"    -> {' '.join(rhs):<40} p={self.rule_probs[a, r]:.3f}")
-        return "\n".join(lines)
-
-    def __repr__(self):
-        c = self.cfg
-        return (f"Grammar(|Σ|={c.n_terminals}, nonterminals={c.n_nonterminals}, rules={int(self.n_rules.sum())}, "
-                f"max_rhs_len={c.max_rhs_len}, levels={c.n_levels}, head={c.head_position})")
-
-# %% ../nbs/01_tasks.ipynb #63cc5603
-@dataclass
-class Forest:
-    "Sampled sentences as flat arrays: terminal `tokens` (0..|Σ|-1), in-sentence `parents` (-1: root), `depths`."
-    tokens: np.ndarray # (T,) terminal index of each terminal of all sentences
-    parents: np.ndarray # (T,) position of the parent within its sentence, -1 for the root
-    depths: np.ndarray # (T,) depth in the dependency tree (root 0)
-    offsets: np.ndarray # (n+1,) sentence i is [offsets[i], offsets[i+1])
-    def __len__(self): return len(self.offsets) - 1
-    @property
-    def lengths(self): return np.diff(self.offsets)
-    @property
-    def tree_index(self): return np.repeat(np.arange(len(self)), self.lengths)
-    def sentence(self, i:int):
-        "Terminals and parents of sentence `i`."
-        s = slice(self.offsets[i], self.offsets[i + 1])
-        return self.tokens[s], self.parents[s]
-
-# %% ../nbs/01_tasks.ipynb #ab8136bc
-def _sample_forest(self:Grammar, n:int, rng:np.random.Generator, max_len:int|None=None) -> Forest:
-    "Sample `n` derivations at once; those longer than `max_len` terminals are dropped."
-    S, D, right = self.n_terminals, self.cfg.n_levels, self.cfg.head_position == "right"
-    B = self.cfg.max_rhs_len + 1
-    W = B ** np.arange(D - 1, -1, -1, dtype=np.int64)            # (D,) weight of the digit of each wave
-    head_digit, child_off = (B - 1, 0) if right else (0, 1)
-    max_len = max_len or 2 ** 62
-    if n == 0: return Forest(*(np.zeros(0, np.int64),) * 3, np.zeros(1, np.int64))
-    c_tree = np.arange(n)                                         # pending constituents: tree,
-    c_nt = rng.integers(0, self.n_nonterminals, n)                #   nonterminal (start symbol uniform),
-    c_par = np.full(n, -1)                                        #   global id of the parent head,
-    c_key = np.zeros(n, np.int64)                                 #   path key prefix
-    size = np.ones(n, np.int64)                                   # lower bound on each tree's length
-    alive = np.ones(n, bool)
-    outs, n_out = [], 0
-    for d in range(D + 1):
-        if not len(c_tree): break
-        assert d < D, "a derivation deeper than n_levels: the grammar is not acyclic"
-        m = len(c_tree)
-        r = _pick(self._rule_cdf, self.cfg.max_rules, c_nt, rng.random(m), self.n_rules)   # (m,) rule
-        h = _pick(self._head_cdf, S, c_nt, rng.random(m), np.full(self.n_nonterminals, S)) # (m,) head
-        head_id = n_out + np.arange(m); n_out += m
-        outs.append((c_tree, h, c_par, c_key + head_digit * W[d], np.full(m, d)))
-        lens = self.rhs_len[c_nt, r]                              # (m,)
-        own = np.repeat(np.arange(m), lens)                       # (k,) constituent of each child
-        j = np.arange(len(own)) - np.repeat(np.cumsum(lens) - lens, lens)   # (k,) child index
-        sym = self.rhs[c_nt[own], r[own], j]                      # (k,)
-        key = c_key[own] + (j + child_off) * W[d]
-        term = sym < S
-        k_t = int(term.sum())
-        outs.append((c_tree[own][term], sym[term], head_id[own][term], key[term], np.full(k_t, d + 1)))
-        n_out += k_t
-        size += np.bincount(c_tree, weights=lens, minlength=n).astype(np.int64)   # head + children - itself
-        alive &= size <= max_len
-        keep = ~term & alive[c_tree[own]]
-        c_tree, c_nt, c_par, c_key = c_tree[own][keep], sym[keep] - S, head_id[own][keep], key[keep]
-    tree, tok, par, key, depth = (np.concatenate(x) for x in zip(*outs))
-    keep = alive[tree]
-    new_id = np.cumsum(keep) - 1                                  # renumber surviving terminals
-    tree = np.cumsum(alive)[tree[keep]] - 1
-    tok, key, depth = tok[keep], key[keep], depth[keep]
-    par = np.where(par[keep] >= 0, new_id[np.maximum(par[keep], 0)], -1)
-    order = np.lexsort((key, tree))                               # depth-first order within each tree
-    inv = np.empty_like(order); inv[order] = np.arange(len(order))
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(tree, minlength=int(alive.sum())))])
-    tree_s = tree[order]
-    par_s = np.where(par[order] >= 0, inv[np.maximum(par[order], 0)] - offsets[tree_s], -1)
-    return Forest(tok[order], par_s, depth[order], offsets)
-
-Grammar.sample = _sample_forest
-
-# %% ../nbs/01_tasks.ipynb #99a24250
-def tree_text(tokens, # terminal labels (names or ids) in sentence order
-              parents, # parent index (into `tokens`) of each terminal, -1 for the root
-              offset:int=0) -> str: # added to the printed positions (1 for positions in a document after BOS)
-    "Indented outline of a dependency tree: each head above its dependents, with positions."
-    parents = list(map(int, parents))
-    kids = {i: [j for j, p in enumerate(parents) if p == i] for i in range(-1, len(parents))}
-    lines = []
-    def walk(i, depth):
-        lines.append(f"{'    ' * depth}{tokens[i]} @{i + offset}")
-        for j in kids[i]: walk(j, depth + 1)
-    for root in kids[-1]: walk(root, 0)
-    return "\n".join(lines)
 
 # %% ../nbs/01_tasks.ipynb #528185a8
 def _segment_argmax(score:np.ndarray, offsets:np.ndarray) -> np.ndarray:
@@ -719,7 +574,8 @@ def build_datasets(cfg, # an `ARConfig` or `ATRConfig`
     return ds
 
 # %% ../nbs/01_tasks.ipynb #ff39a1ca
-def _show(self:TaskDataset, i:int=0) -> str:
+@patch
+def show(self:TaskDataset, i:int=0) -> str:
     "Text rendering of example `i`: the tokens, the named positions and (ATR) the dependency tree."
     n = int(self.lengths[i]); name = self.config.token_name
     toks = [name(t) for t in self.tokens[i, :n]]
@@ -730,13 +586,12 @@ def _show(self:TaskDataset, i:int=0) -> str:
         out.append(tree_text(toks[1:d], [p - 1 if p >= 0 else -1 for p in self._parents[i, 1:d].tolist()], offset=1))
     return "\n".join(out)
 
-TaskDataset.show = _show
-
 # %% ../nbs/01_tasks.ipynb #fe761b15
 POSITION_COLOURS = dict(key="#ffd54f", value="#81c784", next_key="#90caf9", divider="#d7ccc8",
                         query="#ff8a65", answer="#ce93d8")
 
-def _html(self:TaskDataset, i:int=0) -> str:
+@patch
+def html(self:TaskDataset, i:int=0) -> str:
     "HTML rendering of example `i` with the named positions coloured."
     n = int(self.lengths[i]); name = self.config.token_name
     at = {}
@@ -751,12 +606,11 @@ def _html(self:TaskDataset, i:int=0) -> str:
         else: spans.append(f"<span>{label}</span>")
     return f'<div style="font-family:monospace;line-height:1.9">{" ".join(spans)}</div>'
 
+@patch
 def _repr_html_(self:TaskDataset) -> str:
     head = html.escape(repr(self))
     rows = "".join(self.html(i) for i in range(min(3, len(self))))
     return f"<div><b>{head}</b>{rows}</div>"
-
-TaskDataset.html, TaskDataset._repr_html_ = _html, _repr_html_
 
 # %% ../nbs/01_tasks.ipynb #f31e2e4b
 def draw_tree(ds:TaskDataset, i:int=0, ax=None):
@@ -786,7 +640,10 @@ def draw_tree(ds:TaskDataset, i:int=0, ax=None):
     ax.set_title(f"query {toks[key]} @{key + 1} → answer {toks[val]} @{val + 1} (its parent)", fontsize=9)
     return ax
 
-TaskDataset.draw = draw_tree
+@patch
+def draw(self:TaskDataset, i:int=0, ax=None):
+    "`draw_tree` of example `i`."
+    return draw_tree(self, i, ax)
 
 # %% ../nbs/01_tasks.ipynb #aa9ccc3e
 def _tree_depths(par:np.ndarray) -> np.ndarray:
@@ -821,7 +678,8 @@ def no_retrieval_accuracy(train:TaskDataset, # split the lookup table is fitted 
     return float((pred == ea).mean())
 
 # %% ../nbs/01_tasks.ipynb #d1945e8b
-def _stats(self:TaskDataset, reference:TaskDataset|None=None) -> dict:
+@patch
+def stats(self:TaskDataset, reference:TaskDataset|None=None) -> dict:
     "Summary statistics of the split; the no-retrieval baseline is fitted on `reference` (default: the train split)."
     p = {k: v.numpy() for k, v in self.positions.items()}
     L, sent = self.lengths.numpy(), p["divider"] - 1
@@ -849,8 +707,6 @@ def _stats(self:TaskDataset, reference:TaskDataset|None=None) -> dict:
     s["local_baseline_acc"] = no_retrieval_accuracy(ref, self, use_last=True)
     s["no_retrieval_fit"] = ref.split if ref is not self else "self"
     return {k: (round(float(v), 4) if isinstance(v, (float, np.floating)) else v) for k, v in s.items()}
-
-TaskDataset.stats = _stats
 
 # %% ../nbs/01_tasks.ipynb #0c99da26
 class StatsTable:

@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 import matplotlib.pyplot as plt
 from matplotlib import colors as mcolors
+from fastcore.basics import patch
 
 from .interventions import (NAMED_POSITIONS, Site, SweepResult, all_sites, cache_activations,
                                     corrupt_tokens, patch_sweep, patched, resolve_positions)
@@ -278,24 +279,28 @@ class Explorer:
         return cls(model, ds, n=n, title=kwargs.pop("title", f"{cfg.model.mixer} d={cfg.model.d_model} ({run_dir.name}, {split})"), **kwargs)
 
 # %% ../nbs/08_viz.ipynb #7d2b0fbc
+@patch
 def _seed(self:Explorer, corruption:str) -> int:
     if corruption not in CORRUPTIONS: raise ValueError(f"corruption must be one of {CORRUPTIONS}, got {corruption!r}")
     return self.seed + CORRUPTIONS.index(corruption)
 
-def _counterfactual(self:Explorer, corruption:str) -> torch.Tensor:
+@patch
+def counterfactual(self:Explorer, corruption:str) -> torch.Tensor:
     "Counterfactual tokens (n, l) for `corruption`, shared by every view."
     if corruption not in self._cf:
         self._cf[corruption] = corrupt_tokens(self.tokens, self.positions, corruption, self.classes[corruption], self._seed(corruption))
     return self._cf[corruption]
 
-def _grid_sweep(self:Explorer, corruption:str) -> SweepResult:
+@patch
+def grid_sweep(self:Explorer, corruption:str) -> SweepResult:
     "Every hook of every block at the named positions (cached per corruption)."
     if corruption not in self._grid:
         self._grid[corruption] = patch_sweep(self.model, self.tokens, self.positions, all_sites(self.model, NAMED_POSITIONS),
                                              corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
     return self._grid[corruption]
 
-def _strip_sweep(self:Explorer, corruption:str, hook:str) -> SweepResult:
+@patch
+def strip_sweep(self:Explorer, corruption:str, hook:str) -> SweepResult:
     "One hook at every absolute position (cached per (corruption, hook))."
     if (corruption, hook) not in self._strip:
         self._strip[(corruption, hook)] = patch_sweep(self.model, self.tokens, self.positions, [Site(hook, p) for p in range(self.L)],
@@ -303,7 +308,8 @@ def _strip_sweep(self:Explorer, corruption:str, hook:str) -> SweepResult:
     return self._strip[(corruption, hook)]
 
 @torch.no_grad()
-def _distribution(self:Explorer, example:int, corruption:str, hook:str, position) -> dict:
+@patch
+def distribution(self:Explorer, example:int, corruption:str, hook:str, position) -> dict:
     "Probabilities (vocab,) at the query of example `example`: clean, corrupted, and corrupted with `hook`@`position` patched."
     key = (example, corruption, hook, str(position))
     if key not in self._dist:
@@ -320,10 +326,8 @@ def _distribution(self:Explorer, example:int, corruption:str, hook:str, position
         self._dist[key] = {"clean": p_clean, "corrupted": p_cf, "patched": p_patch}
     return self._dist[key]
 
-Explorer._seed, Explorer.counterfactual, Explorer.grid_sweep, Explorer.strip_sweep, Explorer.distribution = \
-    _seed, _counterfactual, _grid_sweep, _strip_sweep, _distribution
-
 # %% ../nbs/08_viz.ipynb #1362e795
+@patch
 def _build_widgets(self:Explorer, layer:int, point:str, position):
     try: import ipywidgets as W
     except ImportError as e: raise ImportError("the explorer needs ipywidgets: pip install ipywidgets") from e
@@ -345,14 +349,17 @@ def _build_widgets(self:Explorer, layer:int, point:str, position):
     self.widget = W.VBox([W.HBox([self.example, self.corruption]), W.HBox([self.layer, self.hook, self.position]),
                           self.header, self.strip, self.legend, self.figure_view])
 
+@patch
 def _hook_options(self:Explorer, layer:int) -> list:
     return [(point_of(h), h) for h in self.hooks_by_layer[layer]]
 
+@patch
 def _hook_for(self:Explorer, layer:int, point:str) -> str:
     "The hook of `layer` with point type `point`, or the layer's first hook."
     want = f"blocks.{layer}.{point}"
     return want if want in self.hooks_by_layer[layer] else self.hooks_by_layer[layer][0]
 
+@patch
 def _on_layer(self:Explorer, change):
     point = point_of(self.hook.value)
     self._updating = True
@@ -362,14 +369,13 @@ def _on_layer(self:Explorer, change):
     finally: self._updating = False
     self.refresh()
 
+@patch
 def _on_change(self:Explorer, change):
     if not self._updating: self.refresh()
 
-Explorer._build_widgets, Explorer._hook_options, Explorer._hook_for, Explorer._on_layer, Explorer._on_change = \
-    _build_widgets, _hook_options, _hook_for, _on_layer, _on_change
-
 # %% ../nbs/08_viz.ipynb #8de04d2e
-def _state(self:Explorer) -> dict:
+@patch
+def state(self:Explorer) -> dict:
     "The controls' current values."
     i, pos = self.example.value, self.position.value
     idx = int(resolve_positions(pos, {k: v[i:i + 1] for k, v in self.positions.items()}, self.L)[0])
@@ -380,7 +386,8 @@ def _restoration(R, C, O, eps:float=1e-3):
     d = O - C
     return np.where(np.abs(d) > eps, (R - C) / np.where(np.abs(d) > eps, d, 1.0), np.nan)
 
-def _data(self:Explorer) -> dict:
+@patch
+def data(self:Explorer) -> dict:
     "Everything the views display for the current state (numbers and tables)."
     s = self.state()
     i, c, hook = s["example"], s["corruption"], s["hook"]
@@ -413,8 +420,6 @@ def _data(self:Explorer) -> dict:
     return dict(state=s, tokens=list(strip_df.token), answer=name(ans), site=site_d, strip=strip_df, named=named,
                 grid=restoration_grid(g.summary, c, s["point"]), distribution=dist_df)
 
-Explorer.state, Explorer.data = _state, _data
-
 # %% ../nbs/08_viz.ipynb #f90e4d13
 _CMAP = plt.get_cmap("RdBu_r")
 
@@ -433,6 +438,7 @@ def strip_html(d:dict) -> str:
                      f'padding:1px 4px;border-radius:3px">{html.escape(r.token)}{sub}</span>')
     return f'<div style="font-family:monospace;line-height:2.1">{" ".join(spans)}</div>'
 
+@patch
 def _header_html(self:Explorer, d:dict) -> str:
     s, site = d["state"], d["site"]
     return (f"<b>{html.escape(self.title)}</b> &nbsp; example {s['example']}, answer <code>{html.escape(d['answer'])}</code>, "
@@ -446,7 +452,8 @@ def _legend_html(d:dict) -> str:
             f"is patched at that token (red 1, white 0, blue −1, grey: corruption has no effect). "
             f"Association over all examples at the named positions: {named}</small>")
 
-def _figure(self:Explorer, d:dict|None=None):
+@patch
+def figure(self:Explorer, d:dict|None=None):
     "Matplotlib figure of `data()`: the layer × position heatmap and the answer distributions."
     d = d or self.data(); s = d["state"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 0.9 + max(1.9, 0.6 * self.n_layers)), gridspec_kw=dict(width_ratios=[1.2, 1]))
@@ -467,14 +474,16 @@ def _png(fig, dpi=80) -> bytes:
     buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=dpi); plt.close(fig)
     return buf.getvalue()
 
-def _refresh(self:Explorer):
+@patch
+def refresh(self:Explorer):
     "Recompute `data()` and redraw every view."
     d = self.data()
     self.header.value, self.strip.value, self.legend.value = self._header_html(d), strip_html(d), _legend_html(d)
     self.figure_view.value = _png(self.figure(d))
     return d
 
-def _render_static(self:Explorer):
+@patch
+def render_static(self:Explorer):
     "Static HTML rendering of the current state (header, token strip, figure) for pages without a kernel."
     from IPython.display import HTML
     d = self.data()
@@ -482,12 +491,10 @@ def _render_static(self:Explorer):
     return HTML(f"<div>{self._header_html(d)}{strip_html(d)}{_legend_html(d)}"
                 f'<img src="data:image/png;base64,{img}" style="max-width:100%"/></div>')
 
+@patch
 def _ipython_display_(self:Explorer):
     from IPython.display import display
     self.refresh(); display(self.widget)
-
-Explorer._header_html, Explorer.figure, Explorer.refresh, Explorer.render_static, Explorer._ipython_display_ = \
-    _header_html, _figure, _refresh, _render_static, _ipython_display_
 
 def explore(run_dir,            # a finished run directory (see `ssm_mech.train`)
             n:int=256,          # evaluation examples
