@@ -18,7 +18,8 @@ from pathlib import Path
 
 import torch
 
-from ssm_mech.sweep import SweepConfig, CPU_OVERRIDES, run_sweep, collect, plan_sweep
+from ssm_mech.sweep import SweepConfig, CPU_OVERRIDES, run_sweep, plan_sweep
+from ssm_mech.results import collect
 
 MIXERS = ["attention", "base_conv", "mamba", "h3", "based", "deltanet", "hyena"]
 

@@ -13,9 +13,11 @@ import pandas as pd
 import torch
 
 from .tasks import PRESETS as TASK_PRESETS
-from .train import (ExperimentConfig, EXPERIMENT_PRESETS, experiment_preset, apply_overrides, train,
-                            evaluate, read_status)
-from .model import load_model
+from .runs import ExperimentConfig, Run, apply_overrides
+from .train import EXPERIMENT_PRESETS, experiment_preset, evaluate
+from .results import collect, final_metrics
+from .experiments import dissect_run, run_experiment
+from .sweep import SWEEP_PRESETS, load_sweep, run_sweep
 
 # %% auto #0
 __all__ = ['load_config', 'demo_configs', 'demo', 'main']
@@ -43,11 +45,10 @@ def demo_configs(steps:int | None = None) -> dict:
 
 def demo(out="runs/demo", steps:int | None = None, n:int=512, progress:bool=True) -> pd.DataFrame:
     "Train and dissect the demo's models into `out`; return the summary table."
-    from ssm_mech.interventions import dissect_run
     out = Path(out); rows = []
     for name, cfg in demo_configs(steps).items():
         t0 = time.time()
-        res = train(cfg, out / name, resume=True, progress=progress, cache_dir=out / "cache")
+        res = run_experiment(cfg, out / name, resume=True, progress=progress, cache_dir=out / "cache")
         mech = dissect_run(out / name, n=n, cache_dir=out / "cache")      # the task is generated once, then read back
         a = mech["association"]
         rows.append({"model": name, "test acc": round(res.metrics["test"]["acc"], 3),
@@ -105,35 +106,27 @@ def main(argv=None) -> int:
         elif args.cmd == "presets":
             print("experiment presets (each also with -cpu):\n  " + ", ".join(EXPERIMENT_PRESETS))
             print("task presets:\n  " + ", ".join(TASK_PRESETS))
-            from ssm_mech.sweep import SWEEP_PRESETS
             print("sweep presets (each also with -cpu):\n  " + ", ".join(k for k in SWEEP_PRESETS if not k.endswith("-cpu")))
         elif args.cmd == "train":
             cfg = load_config(args.config, args.overrides)
             run_dir = Path(args.run_dir or Path("runs") / cfg.name)
-            res = train(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
+            res = run_experiment(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
             print(json.dumps({"run_dir": str(run_dir), **res.metrics}, indent=1))
             if args.dissect: _print_dissect(run_dir, 512, "test", None)
         elif args.cmd == "eval":
-            run_dir = Path(args.run_dir)
-            if not (run_dir / "final.safetensors").exists():
-                raise FileNotFoundError(f"{run_dir} holds no finished run (no final.safetensors)")
-            from ssm_mech.tasks import build_datasets
-            cfg = ExperimentConfig.from_yaml((run_dir / "config.yaml").read_text())
-            model = load_model(run_dir / "final")
-            ds = build_datasets(cfg.task)[args.split]
+            run = Run(args.run_dir).require_finished()
+            cfg, model, ds = run.config, run.model(), run.dataset(args.split)
             if model.config.vocab_size < cfg.task.vocab_size:
                 raise ValueError(f"checkpoint vocabulary ({model.config.vocab_size}) is smaller than the task's ({cfg.task.vocab_size})")
             print(json.dumps({args.split: evaluate(model, ds)}, indent=1))
         elif args.cmd == "dissect":
             _print_dissect(Path(args.run_dir), args.n, args.split, args.sites)
         elif args.cmd == "sweep":
-            from ssm_mech.sweep import load_sweep, run_sweep
             sw = load_sweep(args.sweep)
             if args.dissect: sw.dissect = True
             run_sweep(sw, args.dir or Path("runs") / "sweeps" / sw.name, runner=args.runner, workers=args.workers,
                       gpus_per_run=args.gpus_per_run, cpus_per_run=args.cpus_per_run)
         elif args.cmd == "collect":
-            from ssm_mech.sweep import collect, final_metrics
             df = collect(args.sweep_dir)
             print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
             fm = final_metrics(df)
@@ -144,7 +137,6 @@ def main(argv=None) -> int:
     return 0
 
 def _print_dissect(run_dir, n, split, sites):
-    from ssm_mech.interventions import dissect_run
     r = dissect_run(run_dir, n=n, split=split, sites=sites)
     print(f"mechanism: {r['mechanism']} ({r['reason']})")
     print(f"accuracy {r['accuracy']:.3f}, O - C {r['o_minus_c']:.3f}; wrote patching.csv, mechanism.json, association.png to {run_dir}")

@@ -16,9 +16,21 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['BUILTIN_MIXER_MODULES', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer', 'mixer_names', 'get_mixer_spec',
-           'make_mixer', 'MixerImportError', 'import_mixer', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv',
-           'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
+__all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
+           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'ShortConv',
+           'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device',
+           'in_test']
+
+# %% ../nbs/00_core.ipynb #f1000002
+FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
+          ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
+
+def floor_of(module:str) -> int:
+    "Floor (0 = core) of the `ssm_mech` module `module` ('ssm_mech.tasks' or 'tasks')."
+    name = module.removeprefix("ssm_mech.")
+    for i, mods in enumerate(FLOORS):
+        if name in mods: return i
+    raise ValueError(f"module {module!r} is on no floor; add it to FLOORS (valid: {[m for f in FLOORS for m in f]})")
 
 # %% ../nbs/00_core.ipynb #067066b7
 class HookPoint(nn.Module):

@@ -18,17 +18,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core import HookPoint, hook_points
-from .core import atomic_write
-from .model import LanguageModel, load_model
+from .tasks import NAMED_POSITIONS, token_classes
+from .model import LanguageModel
 
 # %% auto #0
-__all__ = ['NAMED_POSITIONS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
+__all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
            'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep',
-           'per_query_sweep', 'all_sites', 'resid_sites', 'Verdict', 'decide_mechanism', 'verdict_sites',
-           'verdict_from_summary', 'mechanism_verdict', 'MechanismLogger', 'parse_site', 'dissect_run']
+           'per_query_sweep', 'all_sites', 'resid_sites', 'describe_hook', 'upgrade_hook', 'Verdict',
+           'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
+           'MechanismLogger', 'parse_site']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
-NAMED_POSITIONS = ("key", "value", "next_key", "divider", "query", "answer")
 _POS_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*?)\s*(?:([+-])\s*(\d+))?\s*$")
 
 def resolve_positions(position, positions:dict, length:int) -> torch.Tensor:
@@ -274,6 +274,95 @@ def resid_sites(model:LanguageModel, positions=NAMED_POSITIONS, point:str="hook_
     "One residual-stream point of every block × positions (the layer × position grid of the paper's heatmaps)."
     return [Site(f"blocks.{i}.{point}", p) for i in range(len(model.blocks)) for p in positions]
 
+# %% ../nbs/06_interventions.ipynb #h0000002
+HOOK_GLOSSARY = {'model': [('hook_embed', 'token (+ position) embeddings', '(b, l, d)'),
+                           ('hook_final', "the final norm's output, the input of the head", '(b, l, d)')],
+                 'block': [('hook_resid_pre', "residual stream at the block's input", '(b, l, d)'),
+                           ('hook_mixer_in', 'normalised input of the mixer', '(b, l, d)'),
+                           ('hook_mixer_out', "the mixer's output, after its own output projection (added to the stream)", '(b, l, d)'),
+                           ('hook_resid_mid', 'residual stream between mixer and MLP (blocks with an MLP)', '(b, l, d)'),
+                           ('hook_mlp_in', 'normalised input of the MLP', '(b, l, d)'),
+                           ('mlp.hook_pre', 'MLP hidden layer before GELU', '(b, l, 4d)'),
+                           ('mlp.hook_post', 'MLP hidden layer after GELU', '(b, l, 4d)'),
+                           ('hook_mlp_out', "the MLP's output (added to the stream)", '(b, l, d)'),
+                           ('hook_resid_post', "residual stream at the block's output", '(b, l, d)')],
+                 'attention': [('hook_q', 'queries, per head', '(b, l, h, d_h)'),
+                               ('hook_k', 'keys, per head', '(b, l, h, d_h)'),
+                               ('hook_v', 'values, per head', '(b, l, h, d_h)'),
+                               ('hook_pattern', 'attention probabilities', '(b, h, l, l)'),
+                               ('hook_y', "heads merged: the input of `out_proj` (TransformerLens's `hook_z`)", '(b, l, d)')],
+                 'base_conv': [('hook_conv_out', "the (short or long) convolution's output", '(b, l, d)'),
+                               ('hook_proj', 'the gating projection $xW_p + b_p$', '(b, l, d)')],
+                 'based': [('hook_q', 'linear-attention queries (odd layers)', '(b, l, h, f)'),
+                           ('hook_k', 'keys', '(b, l, h, f)'),
+                           ('hook_v', 'values', '(b, l, h, d_h)'),
+                           ('hook_q_feat', 'Taylor features φ(q)', '(b, l, h, D)'),
+                           ('hook_k_feat', 'Taylor features φ(k)', '(b, l, h, D)'),
+                           ('hook_y', 'normalised read-out, heads merged: the input of `out_proj`', '(b, l, d)')],
+                 'hyena': [('hook_short_conv_out', 'short convolution of the input projection', '(b, l, 3d)'),
+                           ('hook_x1', 'first gate', '(b, l, d)'),
+                           ('hook_x2', 'second gate', '(b, l, d)'),
+                           ('hook_v', 'value branch before gating', '(b, l, d)'),
+                           ('hook_long_conv_out', 'implicit long convolution of v ⊙ x1', '(b, l, d)'),
+                           ('hook_y', 'long-conv output ⊙ x2: the input of `out_proj`', '(b, l, d)')],
+                 'h3': [('hook_q', 'queries', '(b, l, d)'),
+                        ('hook_k', 'keys', '(b, l, d)'),
+                        ('hook_v', 'values', '(b, l, d)'),
+                        ('hook_k_shift', 'keys through the shift SSM', '(b, l, d)'),
+                        ('hook_kv_ssm_out', 'k ⊗ v through the diagonal SSM', '(b, l, H, p, p)'),
+                        ('hook_y', 'read-out by q: the input of `output_linear`', '(b, l, d)')],
+                 'mamba': [('hook_conv_in', 'x before the convolution', '(b, l, d_in)'),
+                           ('hook_conv_out', 'convolution output before SiLU', '(b, l, d_in)'),
+                           ('hook_ssm_in', "SiLU(conv output): the scan's input", '(b, l, d_in)'),
+                           ('hook_delta', 'Δ after softplus', '(b, l, d_in)'),
+                           ('hook_B', 'input matrix $B_t$', '(b, l, n)'),
+                           ('hook_C', 'output matrix $C_t$', '(b, l, n)'),
+                           ('hook_ssm_out', 'scan output y (with D x), before gating', '(b, l, d_in)'),
+                           ('hook_gate', 'SiLU(z)', '(b, l, d_in)'),
+                           ('hook_y', 'y ⊙ SiLU(z): the input of `out_proj`', '(b, l, d_in)')],
+                 'mamba2': [('hook_conv_in', '[x, B, C] before the convolution', '(b, l, d_in + 2n)'),
+                            ('hook_conv_out', 'convolution output before SiLU', '(b, l, d_in + 2n)'),
+                            ('hook_ssm_in', "x after SiLU: the scan's input", '(b, l, d_in)'),
+                            ('hook_delta', 'Δ per head', '(b, l, h)'),
+                            ('hook_B', '$B_t$', '(b, l, n)'),
+                            ('hook_C', '$C_t$', '(b, l, n)'),
+                            ('hook_ssm_out', 'scan output y (with D x), before the gated norm', '(b, l, d_in)'),
+                            ('hook_gate', 'SiLU(z)', '(b, l, d_in)'),
+                            ('hook_y', 'RMSNorm(y ⊙ SiLU(z)): the input of `out_proj`', '(b, l, d_in)')],
+                 'deltanet': [('hook_q', 'queries after conv + SiLU', '(b, l, d)'),
+                              ('hook_k', 'keys after conv + SiLU', '(b, l, d)'),
+                              ('hook_v', 'values after conv + SiLU', '(b, l, d)'),
+                              ('hook_beta', 'writing strength β', '(b, l, h)'),
+                              ('hook_y', 'normalised delta-rule read-out, heads merged: the input of `o_proj`', '(b, l, d)')],
+                 'gla': [('hook_q', 'queries', '(b, l, d/2)'),
+                         ('hook_k', 'keys', '(b, l, d/2)'),
+                         ('hook_v', 'values', '(b, l, d)'),
+                         ('hook_gk', 'log decay log α', '(b, l, d/2)'),
+                         ('hook_gate', 'output gate SiLU(g)', '(b, l, d)'),
+                         ('hook_y', 'RMSNorm(o) ⊙ SiLU(g): the input of `o_proj`', '(b, l, d)')]}   # owner (model, block or mixer name) -> [(hook, meaning, shape)], the table above
+
+def describe_hook(hook:str, mixer:str) -> tuple:
+    "(meaning, shape) of the full hook name `hook` in a model of `mixer` (Based: both of its layer kinds)."
+    name = re.sub(r"^blocks\.-?\d+\.", "", hook)
+    if name.startswith("mixer."):
+        owners, name = ([mixer] + (["base_conv"] if mixer == "based" else [])), name[len("mixer."):]
+    else: owners = ["block"] if hook.startswith("blocks.") else ["model"]
+    for o in owners:
+        for h, meaning, shape in HOOK_GLOSSARY.get(o, []):
+            if h == name: return meaning, shape
+    raise ValueError(f"hook {hook!r} is not a hook point of a {mixer!r} model (see HOOK_GLOSSARY)")
+
+# %% ../nbs/06_interventions.ipynb #h0000005
+RENAMED_HOOKS = {"attention": {"hook_z": "hook_y"}, "based": {"hook_out": "hook_y"}, "hyena": {"hook_out": "hook_y"},
+                 "h3": {"hook_out": "hook_y"}, **{m: {"hook_out": "hook_mixer_out"} for m in ("mamba", "mamba2", "deltanet", "gla")}}
+
+def upgrade_hook(hook:str, mixer:str) -> str:
+    "The current name of a hook name written before every hook name had one meaning."
+    m = re.match(r"^(.*blocks\.-?\d+\.)mixer\.(hook_\w+)$", hook)
+    new = RENAMED_HOOKS.get(mixer, {}).get(m.group(2)) if m else None
+    if new is None: return hook
+    return m.group(1) + (new if new.startswith("hook_mixer") else f"mixer.{new}")
+
 # %% ../nbs/06_interventions.ipynb #4876d329
 @dataclass
 class Verdict:
@@ -312,7 +401,7 @@ def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'q
 
 CONV_POSITIONS = ("value", "next_key", "value+2")   # where a short convolution can bind key and value
 
-def _conv_hook(model:LanguageModel) -> str | None:
+def conv_hook(model:LanguageModel) -> str | None:
     "Layer 0's convolution output of a Mamba-style mixer, if the model has one."
     h = "blocks.0.mixer.hook_conv_out"
     return h if model.config.block == "mamba" and h in model.hook_names() else None
@@ -320,7 +409,7 @@ def _conv_hook(model:LanguageModel) -> str | None:
 def verdict_sites(model:LanguageModel) -> list:
     "The sites the verdict patches: value, key and query at the input of every layer >= 1 (and the layer-0 conv output)."
     sites = [Site(f"blocks.{l}.hook_resid_pre", p) for l in range(1, len(model.blocks)) for p in VERDICT_POSITIONS]
-    conv = _conv_hook(model)
+    conv = conv_hook(model)
     return sites + ([Site(conv, p) for p in CONV_POSITIONS] if conv else [])
 
 def _by_layer(summary:pd.DataFrame, corruption:str="key") -> dict:
@@ -363,7 +452,6 @@ class MechanismLogger:
         self.every, self.n, self.corruption, self.seed, self.split = every, n, corruption, seed, split
     def __call__(self, step, model, data, log):
         if not self.every or step % self.every: return
-        from ssm_mech.tasks import token_classes
         ds = data[self.split]
         was = model.training
         res = patch_sweep(model, ds.tokens[:self.n], {k: v[:self.n] for k, v in ds.positions.items()}, self.sites,
@@ -376,41 +464,3 @@ def parse_site(text:str) -> Site:
     if "@" not in text: raise ValueError(f"site {text!r} must look like hook@position, e.g. blocks.1.hook_resid_pre@value")
     hook, pos = text.rsplit("@", 1)
     return Site(hook.strip(), int(pos) if pos.strip().lstrip("-").isdigit() else pos.strip())
-
-# %% ../nbs/06_interventions.ipynb #862034f2
-def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | None = None, cache_dir=None,
-                save:bool=True) -> dict:
-    "Mechanistic evaluation of a finished run; returns (and writes) the verdict and the patching table."
-    from pathlib import Path
-    import json
-    from ssm_mech.train import ExperimentConfig, evaluate
-    from ssm_mech.tasks import build_datasets, token_classes
-    run_dir = Path(run_dir)
-    if not (run_dir / "final.safetensors").exists():
-        raise FileNotFoundError(f"{run_dir} holds no finished run (no final.safetensors)")
-    cfg = ExperimentConfig.from_yaml((run_dir / "config.yaml").read_text())
-    model = load_model(run_dir / "final", device="cpu").eval()
-    ds = build_datasets(cfg.task, cache_dir=cache_dir)[split]
-    tokens, positions = ds.tokens[:n], {k: v[:n] for k, v in ds.positions.items()}
-    classes = token_classes(cfg.task)
-    acc = evaluate(model, ds)["acc"]
-    sites = [parse_site(s) if isinstance(s, str) else s for s in sites] if sites else resid_sites(model)
-    if _conv_hook(model) and not any(s.hook.endswith("hook_conv_out") for s in sites):
-        sites += [Site(f"blocks.{i}.mixer.hook_conv_out", p) for i in range(len(model.blocks))
-                  for p in ("key", "value", "next_key", "value+2", "query")]
-    sites += [s for s in verdict_sites(model) if s not in sites]      # one sweep serves the table and the verdict
-    res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=classes, seed=seed)
-    verdict = verdict_from_summary(res.summary, acc, len(model.blocks))
-    out = {"mechanism": verdict.mechanism, "reason": verdict.reason, "accuracy": acc, "o_minus_c": verdict.o_minus_c,
-           "association": verdict.association, "conv": verdict.conv, "layer": verdict.layer,
-           "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
-    if save:
-        import matplotlib.pyplot as plt
-        from ssm_mech.viz import plot_restoration_heatmap
-        atomic_write(run_dir / "patching.csv", lambda t: res.summary.to_csv(t, index=False))
-        atomic_write(run_dir / "mechanism.json", lambda t: open(t, "w").write(json.dumps(out, indent=1)))
-        ax = plot_restoration_heatmap(res.summary, "key", title=f"{cfg.model.mixer}: {verdict.mechanism}")
-        atomic_write(run_dir / "association.png", lambda t: ax.figure.savefig(t, format="png", dpi=110, bbox_inches="tight"))
-        plt.close(ax.figure)
-    out["summary"] = res.summary
-    return out

@@ -1,4 +1,4 @@
-"""Grids of experiments as data, run locally or on a Ray cluster, resumable and fault-isolated, and collected into one tidy table with the paper's selections.
+"""Grids of experiments as data, run locally or on a Ray cluster, resumable and fault-isolated; `collect` (in `ssm_mech.results`) turns them into one tidy table.
 
 Docs: https://ssm-mech.github.io/ssm_mech/sweep.html.md"""
 
@@ -17,13 +17,15 @@ import yaml
 from tqdm.auto import tqdm
 
 from .core import atomic_write
-from .train import ExperimentConfig, apply_overrides, config_node, experiment_preset, read_status, _write_status
+from .runs import ExperimentConfig, Run, apply_overrides, config_node, read_status, read_yaml, write_status
+from .train import experiment_preset
+from .results import read_runs_csv
+from .experiments import dissect_run, run_experiment
 
 # %% auto #0
 __all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
-           'STANDARD_COLUMNS', 'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label', 'plan_sweep',
-           'sweep_preset', 'load_sweep', 'run_sweep', 'collect', 'final_metrics', 'best_over_lr', 'best_by_dev',
-           'mechanism_filter']
+           'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label', 'plan_sweep', 'sweep_preset',
+           'load_sweep', 'run_sweep']
 
 # %% ../nbs/07_sweep.ipynb #5e9043c0
 def base_experiment(base) -> ExperimentConfig:
@@ -66,10 +68,7 @@ class SweepConfig:
     def to_yaml(self) -> str: return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
     @classmethod
-    def from_yaml(cls, text_or_path) -> SweepConfig:
-        p = Path(str(text_or_path))
-        text = p.read_text() if p.suffix in (".yaml", ".yml") and p.exists() else str(text_or_path)
-        return cls.from_dict(yaml.safe_load(text))
+    def from_yaml(cls, text_or_path) -> SweepConfig: return cls.from_dict(read_yaml(text_or_path, "sweep"))
 
     def validate(self) -> SweepConfig:
         "Raise `ValueError` naming the first structural problem of the sweep."
@@ -204,24 +203,22 @@ def load_sweep(path_or_preset) -> SweepConfig:
 # %% ../nbs/07_sweep.ipynb #cb39db33
 def _run_one(job:dict) -> dict:
     "Train (or resume) one planned run in `job['run_dir']`; never raises."
-    from ssm_mech.train import train
-    from ssm_mech.interventions import dissect_run
     import torch
-    run_dir = Path(job["run_dir"]); run_dir.mkdir(parents=True, exist_ok=True)
+    run = Run(job["run_dir"]); run_dir = run.path; run_dir.mkdir(parents=True, exist_ok=True)
     threads = torch.get_num_threads()
     if job.get("threads"): torch.set_num_threads(job["threads"])
     t0, status, error = time.time(), None, None
-    with open(run_dir / "log.txt", "a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        prior = read_status(run_dir)
+    with open(run.log_file, "a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        prior = run.status
         print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} run {job['id']} ({job['label']}) on {os.uname().nodename}, "
               + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), flush=True)
         try:
             if job.get("error"): raise ValueError(job["error"])
             cfg = ExperimentConfig.from_dict(job["config"])
             if prior.get("status") != "finished":
-                train(cfg, run_dir, resume=True, progress=False, stop_at=job.get("stop_at"), cache_dir=job.get("cache_dir"))
-            status = read_status(run_dir).get("status")
-            if status == "finished" and job.get("dissect") and not (run_dir / "mechanism.json").exists():
+                run_experiment(cfg, run_dir, resume=True, progress=False, stop_at=job.get("stop_at"), cache_dir=job.get("cache_dir"))
+            status = run.status.get("status")
+            if status == "finished" and job.get("dissect") and run.mechanism is None:
                 print(f"dissecting with n={job['dissect_n']}", flush=True)
                 dissect_run(run_dir, n=job["dissect_n"], seed=0)
         except Exception as e:
@@ -229,11 +226,11 @@ def _run_one(job:dict) -> dict:
             error = f"{type(e).__name__}: {e}"
             if status == "finished": error = f"dissect: {error}"
             else:
-                if not (run_dir / "config.yaml").exists():   # so that the table still shows what this run was
+                if not run.config_file.exists():   # so that the table still shows what this run was
                     try: text = ExperimentConfig.from_dict(job["config"]).resolve().to_yaml()
                     except Exception: text = yaml.safe_dump(job["config"], sort_keys=False)
-                    atomic_write(run_dir / "config.yaml", lambda t: Path(t).write_text(text))
-                _write_status(run_dir, status="failed", error=error); status = "failed"
+                    atomic_write(run.config_file, lambda t: Path(t).write_text(text))
+                run.write_status(status="failed", error=error); status = "failed"
         print(f"== {status} after {time.time() - t0:.1f}s" + (f": {error}" if error else ""), flush=True)
     torch.set_num_threads(threads)
     return {"id": job["id"], "status": status, "error": error, "seconds": time.time() - t0}
@@ -259,14 +256,10 @@ def _cores() -> int:
     except AttributeError: return os.cpu_count() or 1
 
 # %% ../nbs/07_sweep.ipynb #7e7e49aa
-def _read_runs_csv(path:Path) -> list[dict]:
-    if not path.exists(): return []
-    with open(path, newline="") as f: return list(csv.DictReader(f))
-
 def _write_runs_csv(sweep_dir:Path, plan:list[PlannedRun]):
     "Merge this plan into `runs.csv` (runs of earlier plans of the same directory are kept)."
     path = sweep_dir / "runs.csv"
-    rows = {r["id"]: r for r in _read_runs_csv(path)}
+    rows = {r["id"]: r for r in read_runs_csv(path)}
     for p in plan: rows[p.id] = {"id": p.id, "label": p.label, **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in p.overrides.items()}}
     for rid, r in rows.items(): r["status"] = read_status(sweep_dir / "runs" / rid).get("status", "pending")
     cols = ["id", "label", "status"] + list(dict.fromkeys(k for r in rows.values() for k in r if k not in ("id", "label", "status")))
@@ -304,8 +297,8 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
     cache_dir = str(Path(cache_dir).resolve()) if cache_dir else str(sweep_dir / "cache")
 
     def done_already(p):
-        rd = sweep_dir / "runs" / p.id
-        return read_status(rd).get("status") == "finished" and (not dissect or (rd / "mechanism.json").exists())
+        run = Run(sweep_dir / "runs" / p.id)
+        return run.status.get("status") == "finished" and (not dissect or run.mechanism is not None)
     selected = [p for p in plan if only is None or p.id in set(only)]
     todo = [p for p in selected if not done_already(p)]
     skipped = len(selected) - len(todo)
@@ -374,81 +367,3 @@ def _run_ray(jobs, worker, gpus_per_run, cpus_per_run, ray_init, record):
                 record({"id": job["id"], "status": "failed", "error": f"ray task failed: {type(e).__name__}: {e}", "seconds": 0.0})
     finally:
         if started: ray.shutdown()
-
-# %% ../nbs/07_sweep.ipynb #852a4a22
-STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
-
-def _flatten(d:dict, prefix:str="") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict) and v: out.update(_flatten(v, f"{prefix}{k}."))
-        elif not isinstance(v, dict): out[f"{prefix}{k}"] = json.dumps(v) if isinstance(v, (list, tuple)) else v
-    return out
-
-def collect(sweep_dir,            # a directory written by `run_sweep`
-            write:bool=True,      # also write `sweep_dir/results.csv`
-            ) -> "pd.DataFrame":
-    "All metrics of all runs of a sweep as one tidy table (and `results.csv`)."
-    import pandas as pd
-    from ssm_mech.train import MetricsLog
-    sweep_dir = Path(sweep_dir)
-    listed = _read_runs_csv(sweep_dir / "runs.csv")
-    if not listed and not (sweep_dir / "runs").exists():
-        raise ValueError(f"{sweep_dir} is not a sweep directory (no runs.csv, no runs/)")
-    axes = list(dict.fromkeys(k for r in listed for k in r if k not in ("id", "label", "status")))
-    cols = axes + [c for c in STANDARD_COLUMNS if c not in axes]
-    labels = {r["id"]: r["label"] for r in listed}
-    ids = list(dict.fromkeys([r["id"] for r in listed] + sorted(p.name for p in (sweep_dir / "runs").glob("*") if p.is_dir())))
-    rows = []
-    for rid in ids:
-        rd = sweep_dir / "runs" / rid
-        st = read_status(rd)
-        cfg = _flatten(yaml.safe_load((rd / "config.yaml").read_text())) if (rd / "config.yaml").exists() else {}
-        mech = _flatten(json.loads((rd / "mechanism.json").read_text()), "mech.") if (rd / "mechanism.json").exists() else {}
-        info = {"run_id": rid, "label": labels.get(rid, cfg.get("name", "")), "status": st.get("status", "pending"),
-                **{c: cfg.get(c) for c in cols}, "error": st.get("error")}
-        metrics = MetricsLog(rd / "metrics.csv").rows()
-        if not metrics: rows.append({**info, "step": None, "split": None, "metric": None, "value": None, **mech})
-        for m in metrics: rows.append({**info, "step": int(m["step"]), "split": m["split"], "metric": m["metric"], "value": float(m["value"]), **mech})
-    df = pd.DataFrame(rows)
-    order = ["run_id", "label", "status", *cols, "step", "split", "metric", "value", "error"]
-    df = df[order + [c for c in df.columns if c not in order]]
-    df["step"] = df["step"].astype("Int64")
-    if write: df.to_csv(sweep_dir / "results.csv", index=False)
-    return df
-
-# %% ../nbs/07_sweep.ipynb #d3a96a04
-def final_metrics(df, finished_only:bool=True):
-    "Rows at each run's last logged step (finished runs only, by default)."
-    d = df[df["step"].notna()]
-    if finished_only: d = d[d["status"] == "finished"]
-    last = d.groupby("run_id")["step"].transform("max")
-    return d[d["step"] == last]
-
-def _need(df, cols, hint=""):
-    missing = [c for c in cols if c not in df.columns]
-    if missing: raise ValueError(f"column(s) {missing} are not in the table{hint}; columns: {list(df.columns)}")
-
-def best_over_lr(df, by=("model.mixer", "model.d_model"), metric:str="acc", split:str="test", lr:str="train.lr"):
-    "Per cell of `by`, the run with the best final `split` `metric` over the learning rate."
-    by = list(by); _need(df, by + [lr])
-    f = final_metrics(df)
-    f = f[(f["metric"] == metric) & (f["split"] == split)].sort_values(by + [lr]).reset_index(drop=True)
-    if f.empty: raise ValueError(f"no final {split!r} {metric!r} values among the finished runs")
-    best = f.loc[f.groupby(by, dropna=False, sort=True)["value"].idxmax()]
-    return best[by + [lr, "value", "run_id"]].rename(columns={"value": f"{split}_{metric}"}).reset_index(drop=True)
-
-def best_by_dev(df, by=("model.mixer", "model.d_model"), metric:str="acc", select:str="dev", report:str="test", lr:str="train.lr"):
-    "Per cell of `by`, the learning rate with the best final `select` metric, and that run's `report` metric."
-    chosen = best_over_lr(df, by, metric, select, lr)
-    f = final_metrics(df)
-    rep = f[(f["metric"] == metric) & (f["split"] == report)].set_index("run_id")["value"]
-    chosen[f"{report}_{metric}"] = chosen["run_id"].map(rep)
-    return chosen[list(by) + [lr, f"{select}_{metric}", f"{report}_{metric}", "run_id"]]
-
-def mechanism_filter(df, min_effect:float=0.1, column:str|None=None):
-    "Rows of runs whose mechanistic O - C (a `mech.*o_minus_c` column) exceeds `min_effect`."
-    cands = [column] if column else [c for c in df.columns if c.startswith("mech.") and c.endswith("o_minus_c")]
-    if not cands or cands[0] not in df.columns:
-        raise ValueError(f"no mechanism results (column {column or 'mech.*o_minus_c'}) in this table: run the sweep with dissect=True")
-    return df[df[cands[0]].astype(float) > min_effect]

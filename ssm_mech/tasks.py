@@ -19,7 +19,7 @@ from .core import atomic_write
 from .pcfg import Forest, Grammar, tree_text
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'RESERVED', 'N_SPECIAL', 'SPECIAL_NAMES', 'IGNORE_INDEX', 'POSITION_NAMES', 'SPLITS',
+__all__ = ['PAD', 'BOS', 'EOS', 'RESERVED', 'N_SPECIAL', 'SPECIAL_NAMES', 'IGNORE_INDEX', 'NAMED_POSITIONS', 'SPLITS',
            'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'PRESETS', 'PER_QUERY_NAMES', 'POSITION_COLOURS', 'ARConfig',
            'ATRConfig', 'MQARConfig', 'task_config_from_dict', 'task_preset', 'pair_held_out', 'is_held_out',
            'distinct_rows', 'answer_pairs', 'query_view', 'TaskDataset', 'query_answer_tokens', 'make_grammar',
@@ -31,7 +31,7 @@ PAD, BOS, EOS, RESERVED = 0, 1, 2, 3
 N_SPECIAL = 4
 SPECIAL_NAMES = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>", RESERVED: "<q>"}
 IGNORE_INDEX = -100
-POSITION_NAMES = ("key", "value", "next_key", "divider", "query", "answer")
+NAMED_POSITIONS = ("key", "value", "next_key", "divider", "query", "answer")
 SPLITS = ("train", "dev", "test")
 QUERY_TYPES = ("parent", "child", "sibling")
 
@@ -364,7 +364,7 @@ def _generate_mqar(cfg:MQARConfig, n:int, rng:np.random.Generator, split:str) ->
     per = dict(key=key, value=key + 1, next_key=key + 2, query=np.broadcast_to(q, (n, m)), answer=np.broadcast_to(q + 1, (n, m)))
     pos = {name: per[name][:, 0].copy() for name in PER_QUERY_NAMES}
     pos["divider"] = np.full(n, divider)
-    pos = {k: pos[k] for k in POSITION_NAMES}
+    pos = {k: pos[k] for k in NAMED_POSITIONS}
     for i in range(m): pos.update({f"{name}_{i}": per[name][:, i].copy() for name in PER_QUERY_NAMES})
     return dict(tokens=tokens, lengths=np.full(n, cfg.seq_len), positions=pos, parents=None)
 
@@ -386,14 +386,14 @@ class TaskDataset:
     "One split of a task: tokens, labels, named positions and (ATR) dependency trees."
     def __init__(self,
                  tokens:torch.Tensor, # (N, L) int64, right-padded with PAD
-                 positions:dict, # name -> (N,) int64 positions, see `POSITION_NAMES`
+                 positions:dict, # name -> (N,) int64 positions, see `NAMED_POSITIONS`
                  lengths:torch.Tensor, # (N,) int64 document lengths
                  parents:torch.Tensor|None, # (N, L) position of each terminal's parent (-1: root / not a terminal), or None
                  config, # the task config
                  split:str="train", # which split this is
                  grammar=None): # the `Grammar` of an ATR task
         self.tokens, self.lengths, self.config, self.split, self.grammar = tokens, lengths, config, split, grammar
-        self.positions = {k: positions[k] for k in POSITION_NAMES} | {k: v for k, v in positions.items() if k not in POSITION_NAMES}
+        self.positions = {k: positions[k] for k in NAMED_POSITIONS} | {k: v for k, v in positions.items() if k not in NAMED_POSITIONS}
         self._parents, self._labels, self.reference = parents, None, None
 
     @classmethod
@@ -503,7 +503,7 @@ def _atr_candidates(cfg:ATRConfig, f:Forest, split:str) -> dict:
 # %% ../nbs/01_tasks.ipynb #1cae112b
 def _empty_examples() -> dict:
     z = np.zeros(0, np.int64)
-    return dict(tokens=np.zeros((0, 1), np.int64), lengths=z, positions={k: z for k in POSITION_NAMES},
+    return dict(tokens=np.zeros((0, 1), np.int64), lengths=z, positions={k: z for k in NAMED_POSITIONS},
                 parents=np.zeros((0, 1), np.int64))
 
 def _atr_examples(cfg:ATRConfig, f:Forest, rng:np.random.Generator, split:str) -> dict:
@@ -552,7 +552,7 @@ def _pad_cat(arrays:list, fill:int) -> np.ndarray:
 def _concat(parts:list) -> dict:
     if len(parts) == 1: return parts[0]
     return dict(tokens=_pad_cat([p["tokens"] for p in parts], PAD), lengths=np.concatenate([p["lengths"] for p in parts]),
-                positions={k: np.concatenate([p["positions"][k] for p in parts]) for k in POSITION_NAMES},
+                positions={k: np.concatenate([p["positions"][k] for p in parts]) for k in NAMED_POSITIONS},
                 parents=_pad_cat([p["parents"] for p in parts], -1))
 
 def _generate_atr(cfg:ATRConfig, grammar:Grammar, n:int, rng:np.random.Generator, split:str) -> dict:
@@ -605,7 +605,7 @@ def _flatten(cfg, splits:dict) -> dict:
 
 def _unflatten(flat:dict) -> dict:
     return {s: dict(tokens=flat[f"{s}.tokens"].astype(np.int64), lengths=flat[f"{s}.lengths"],
-                    positions={k[len(f"{s}.pos."):]: v for k, v in flat.items() if k.startswith(f"{s}.pos.")},
+                    positions={k: flat[f"{s}.pos.{k}"] for k in NAMED_POSITIONS},
                     parents=flat[f"{s}.parents"] if f"{s}.parents" in flat else None) for s in SPLITS}
 
 def cache_path(cfg, cache_dir) -> Path:

@@ -1,4 +1,4 @@
-"""The paper's training protocol, experiment configs as plain data, presets for every experiment, and run directories that resume bit-identically.
+"""The paper's training protocol, presets for every experiment, and runs that resume bit-identically.
 
 Docs: https://ssm-mech.github.io/ssm_mech/train.html.md"""
 
@@ -6,172 +6,26 @@ Docs: https://ssm-mech.github.io/ssm_mech/train.html.md"""
 
 # %% ../nbs/05_train.ipynb #db002696
 from __future__ import annotations
-import copy, csv, json, math, shutil, time
-from dataclasses import dataclass, field, asdict, fields, replace
+import copy, json, math, shutil, time, warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
-import yaml
 from safetensors.torch import save_file, load_file
 from tqdm.auto import tqdm
 
-from .core import pick_device
-from .tasks import build_datasets, task_config_from_dict, task_preset
-from .core import atomic_write
+from .core import atomic_write, pick_device
+from .tasks import build_datasets, task_preset
 from .model import ModelConfig, LanguageModel, save_model, load_model, n_params
+from .runs import (ExperimentConfig, TrainConfig, MetricsLog, Run, apply_overrides, read_status,
+                           write_status)
 
 # %% auto #0
-__all__ = ['EXPERIMENT_PRESETS', 'TrainConfig', 'ExperimentConfig', 'apply_overrides', 'config_node', 'parse_value', 'lr_at',
-           'supervised_loss', 'evaluate', 'save_checkpoint', 'latest_checkpoint', 'load_checkpoint', 'read_status',
-           'MetricsLog', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'cpu_scale',
+__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'supervised_loss', 'evaluate', 'save_checkpoint', 'latest_checkpoint',
+           'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'cpu_scale',
            'experiment_preset']
-
-# %% ../nbs/05_train.ipynb #d82c3d70
-@dataclass
-class TrainConfig:
-    "The optimisation protocol."
-    lr: float = 1e-3                 # peak learning rate
-    batch_size: int = 32
-    epochs: float = 16               # passes over the training set (ignored when max_steps is set)
-    max_steps: int | None = None     # total optimiser steps; overrides epochs
-    warmup_frac: float = 0.1         # linear warmup over this fraction of the steps
-    schedule: str = "cosine"         # decay after warmup: "cosine" or "linear" (to zero), or "constant"
-    weight_decay: float = 0.0
-    betas: tuple = (0.9, 0.999)
-    shuffle: bool = True             # reshuffle the training set every epoch (the paper did not)
-    seed: int = 0                    # model initialisation and data order
-    eval_every: int = 0              # evaluate every N steps (0: only at the end)
-    eval_batch_size: int = 256
-    log_every: int = 50              # log the training loss every N steps
-    checkpoint_every: int = 500      # write a resumable checkpoint every N steps (0: only at the end)
-    keep_checkpoints: int = 2        # how many recent checkpoints to keep
-    precision: str = "fp32"          # "fp32" or "bf16" (autocast; meant for GPUs)
-    device: str = "auto"             # "auto", "cpu", "cuda", "mps", ...
-    supervised_head: bool = True     # apply the output head only at labelled positions
-    mech_every: int = 0              # log the association of `mech_sites` every N steps (0: never)
-    mech_sites: list = field(default_factory=lambda: ["blocks.-1.hook_resid_pre@value", "blocks.-1.hook_resid_pre@query"])  # hook@position; blocks.-1 is the last layer
-
-    def validate(self):
-        "Raise `ValueError` naming the first bad field."
-        def bad(name, why): raise ValueError(f"train.{name} {why}, got {getattr(self, name)!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0): bad("lr", "must be a positive number")
-        if not (isinstance(self.batch_size, int) and self.batch_size > 0): bad("batch_size", "must be a positive integer")
-        if self.max_steps is None:
-            if not (isinstance(self.epochs, (int, float)) and self.epochs > 0): bad("epochs", "must be positive")
-        elif not (isinstance(self.max_steps, int) and self.max_steps > 0): bad("max_steps", "must be a positive integer")
-        if not (0 <= self.warmup_frac < 1): bad("warmup_frac", "must be in [0, 1)")
-        if self.schedule not in ("cosine", "linear", "constant"): bad("schedule", "must be 'cosine', 'linear' or 'constant'")
-        if self.weight_decay < 0: bad("weight_decay", "must be >= 0")
-        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas): bad("betas", "must be two numbers in [0, 1)")
-        for name in ("eval_every", "log_every", "checkpoint_every", "mech_every"):
-            v = getattr(self, name)
-            if not (isinstance(v, int) and v >= 0): bad(name, "must be an integer >= 0")
-        if not (isinstance(self.keep_checkpoints, int) and self.keep_checkpoints >= 1): bad("keep_checkpoints", "must be >= 1")
-        if self.precision not in ("fp32", "bf16"): bad("precision", "must be 'fp32' or 'bf16'")
-        if not isinstance(self.seed, int): bad("seed", "must be an integer")
-        pick_device(self.device)
-        return self
-
-# %% ../nbs/05_train.ipynb #48c1ab2c
-@dataclass
-class ExperimentConfig:
-    "A complete experiment: task, model and training protocol."
-    task: Any                                     # an `ARConfig` or `ATRConfig` from `ssm_mech.tasks`
-    model: ModelConfig = field(default_factory=ModelConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    name: str = "run"
-
-    def to_dict(self) -> dict:
-        d = {"name": self.name, "task": _task_dict(self.task), "model": asdict(self.model), "train": asdict(self.train)}
-        d["train"]["betas"] = list(self.train.betas)
-        return d
-
-    @classmethod
-    def from_dict(cls, d:dict) -> ExperimentConfig:
-        unknown = set(d) - {"name", "task", "model", "train"}
-        if unknown: raise ValueError(f"unknown config section(s) {sorted(unknown)}; valid: name, task, model, train")
-        if "task" not in d: raise ValueError("config has no 'task' section")
-        return cls(task=task_config_from_dict(d["task"]),
-                   model=_from_fields(ModelConfig, d.get("model", {}), "model"),
-                   train=_from_fields(TrainConfig, d.get("train", {}), "train"),
-                   name=d.get("name", "run"))
-
-    def to_yaml(self) -> str: return yaml.safe_dump(self.to_dict(), sort_keys=False)
-
-    @classmethod
-    def from_yaml(cls, text_or_path) -> ExperimentConfig:
-        p = Path(str(text_or_path))
-        text = p.read_text() if len(str(text_or_path)) < 4096 and p.suffix in (".yaml", ".yml") and p.exists() else str(text_or_path)
-        d = yaml.safe_load(text)
-        if not isinstance(d, dict): raise ValueError(f"config YAML must be a mapping, got {type(d).__name__}")
-        return cls.from_dict(d)
-
-    def resolve(self) -> ExperimentConfig:
-        "A validated copy with the model's vocabulary taken from the task."
-        cfg = copy.deepcopy(self)
-        task_vocab, seq_len = cfg.task.vocab_size, cfg.task.seq_len
-        if cfg.model.vocab_size is None: cfg.model.vocab_size = task_vocab
-        cfg.model.validate(); cfg.train.validate()
-        cfg.model.pos_emb = cfg.model.uses_pos_emb
-        if cfg.model.vocab_size < task_vocab:
-            raise ValueError(f"model.vocab_size={cfg.model.vocab_size} is smaller than the task's vocabulary ({task_vocab} ids)")
-        if cfg.model.uses_pos_emb and seq_len > cfg.model.max_len:
-            raise ValueError(f"task sequences have {seq_len} tokens, longer than model.max_len={cfg.model.max_len} (the position table)")
-        return cfg
-
-def _task_dict(task) -> dict:
-    d = asdict(task)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
-
-def _from_fields(cls, d, section):
-    if not isinstance(d, dict): raise ValueError(f"config section {section!r} must be a mapping, got {d!r}")
-    names = {f.name for f in fields(cls)}
-    unknown = set(d) - names
-    if unknown: raise ValueError(f"unknown field(s) {sorted(unknown)} in {section}; valid: {sorted(names)}")
-    d = dict(d)
-    if "betas" in d: d["betas"] = tuple(d["betas"])
-    return cls(**d)
-
-# %% ../nbs/05_train.ipynb #f0291f2c
-def apply_overrides(cfg:ExperimentConfig, overrides:list[str] | dict) -> ExperimentConfig:
-    "A copy of `cfg` with dotted-path overrides (`['train.lr=1e-3', ...]` or a dict) applied."
-    items = overrides.items() if isinstance(overrides, dict) else [_split_override(o) for o in overrides]
-    d = cfg.to_dict()
-    for path, value in items:
-        node, last = config_node(d, path, "override")
-        node[last] = value
-    return ExperimentConfig.from_dict(d)
-
-def config_node(cfg_dict:dict, path:str, where:str) -> tuple:
-    "The dict of `cfg_dict` that holds dotted `path`, and the key in it; `ValueError` naming `where` if there is none."
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"{where}: config path must be a non-empty string, got {path!r}")
-    keys, node = path.split("."), cfg_dict
-    for i, k in enumerate(keys[:-1]):
-        if not isinstance(node, dict) or k not in node:
-            raise ValueError(f"{where}: unknown config path {path!r} (unknown field {'.'.join(keys[:i+1])!r})")
-        node = node[k]
-    free = keys[:2] == ["model", "mixer_kwargs"] and len(keys) == 3   # any mixer argument
-    if not isinstance(node, dict) or (keys[-1] not in node and not free):
-        valid = sorted(node) if isinstance(node, dict) else []
-        raise ValueError(f"{where}: unknown config path {path!r} (unknown field {keys[-1]!r}; valid fields there: {valid})")
-    return node, keys[-1]
-
-def _split_override(o:str):
-    if "=" not in o: raise ValueError(f"override {o!r} must look like section.field=value")
-    k, v = o.split("=", 1)
-    return k.strip(), parse_value(v)
-
-def parse_value(v:str):
-    "Parse an override value: int, then float (so `1e-3` works), then YAML (`true`, `[3, -1]`, `null`)."
-    v = v.strip()
-    for conv in (int, float):
-        try: return conv(v)
-        except ValueError: pass
-    try: return yaml.safe_load(v)
-    except yaml.YAMLError: return v
 
 # %% ../nbs/05_train.ipynb #19fc9dda
 def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="cosine") -> float:
@@ -253,38 +107,6 @@ def load_checkpoint(json_path, model, opt) -> dict:
     torch.set_rng_state(tensors["rng.torch"])
     return meta
 
-# %% ../nbs/05_train.ipynb #d0aefb93
-def read_status(run_dir) -> dict:
-    "Contents of `run_dir/run.json` (empty dict when there is none)."
-    p = Path(run_dir) / "run.json"
-    return json.loads(p.read_text()) if p.exists() else {}
-
-def _write_status(run_dir, **kw):
-    st = {**read_status(run_dir), **kw}
-    atomic_write(Path(run_dir) / "run.json", lambda t: Path(t).write_text(json.dumps(st, indent=1)))
-
-class MetricsLog:
-    "Append-only `metrics.csv` (step, split, metric, value)."
-    header = ["step", "split", "metric", "value"]
-    def __init__(self, path): self.path = Path(path)
-    def truncate_after(self, step:int):
-        "Drop rows logged after `step` (used when resuming from a checkpoint at `step`)."
-        rows = [r for r in self.rows() if int(r["step"]) <= step]
-        def _w(t):
-            with open(t, "w", newline="") as f:
-                w = csv.writer(f); w.writerow(self.header)
-                for r in rows: w.writerow([r[h] for h in self.header])
-        atomic_write(self.path, _w)
-    def log(self, step:int, split:str, values:dict):
-        new = not self.path.exists()
-        with open(self.path, "a", newline="") as f:
-            w = csv.writer(f)
-            if new: w.writerow(self.header)
-            for k, v in values.items(): w.writerow([step, split, k, f"{float(v):.8g}"])
-    def rows(self) -> list[dict]:
-        if not self.path.exists(): return []
-        with open(self.path, newline="") as f: return list(csv.DictReader(f))
-
 # %% ../nbs/05_train.ipynb #a8ceb8c9
 @dataclass
 class RunResult:
@@ -322,19 +144,19 @@ def train(cfg:ExperimentConfig,            # the experiment
           ) -> RunResult:
     "Train `cfg` into `run_dir` with the paper's protocol; see the page for the layout."
     cfg = cfg.resolve()
-    run_dir = Path(run_dir)
-    status = read_status(run_dir)
+    run = Run(run_dir); run_dir = run.path
+    status = run.status
     if run_dir.exists() and any(run_dir.iterdir()) and not (resume or overwrite):
         what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
         raise FileExistsError(f"run directory {run_dir} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
-    if resume and status and (run_dir / "config.yaml").exists():   # the run's name is a label, not part of the experiment
-        old = ExperimentConfig.from_yaml((run_dir / "config.yaml").read_text()).to_dict()
+    if resume and status and run.config_file.exists():   # the run's name is a label, not part of the experiment
+        old = run.config.to_dict()
         diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
         if diff: raise ValueError(f"cannot resume {run_dir}: its config differs from this one at {diff}")
         cfg.name = old["name"]
     if stop_at is not None and stop_at < 1: raise ValueError(f"stop_at must be >= 1, got {stop_at}")
-    if resume and status.get("status") == "finished" and (run_dir / "final.safetensors").exists():
-        return RunResult(run_dir, status.get("final_metrics", {}), load_model(run_dir / "final", device=pick_device(cfg.train.device)),
+    if resume and status.get("status") == "finished" and run.finished:
+        return RunResult(run_dir, status.get("final_metrics", {}), load_model(run.final, device=pick_device(cfg.train.device)),
                          status.get("step", total_steps(cfg)), 0.0)
     data = build_datasets(cfg.task, cache_dir=cache_dir)        # may raise: before touching the disk
     n_total = total_steps(cfg)
@@ -345,23 +167,21 @@ def train(cfg:ExperimentConfig,            # the experiment
                             weight_decay=cfg.train.weight_decay)
     if overwrite and run_dir.exists() and not resume: shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt_dir = run_dir / "checkpoints"
-    log = MetricsLog(run_dir / "metrics.csv")
+    ckpt_dir, log = run.checkpoints, run.metrics
     start = 0
     latest = latest_checkpoint(ckpt_dir) if resume else None
     if latest is not None:
         start = load_checkpoint(latest, model, opt)["step"]
         log.truncate_after(start)
     else:
-        atomic_write(run_dir / "config.yaml", lambda t: Path(t).write_text(cfg.to_yaml()))
+        atomic_write(run.config_file, lambda t: Path(t).write_text(cfg.to_yaml()))
         if log.path.exists(): log.path.unlink()
-    _write_status(run_dir, status="running", step=start, total_steps=n_total, n_params=n_params(model),
-                  device=str(device))
+    run.write_status(status="running", step=start, total_steps=n_total, n_params=n_params(model), device=str(device))
 
     callbacks = list(callbacks)
-    if cfg.train.mech_every:   # mechanism formation over training (see ssm_mech.interventions)
-        from ssm_mech.interventions import MechanismLogger
-        callbacks.append(MechanismLogger(cfg.train.mech_sites, cfg.train.mech_every))
+    if cfg.train.mech_every and not callbacks:   # the logger comes from above: ssm_mech.experiments
+        warnings.warn("train.mech_every is set but no callbacks were passed: train through "
+                      "ssm_mech.experiments.run_experiment (or pass a MechanismLogger) to log mechanisms")
     tr = data["train"]; spe = steps_per_epoch(len(tr.tokens), cfg.train.batch_size)
     bs, tc = cfg.train.batch_size, cfg.train
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc.precision == "bf16")
@@ -390,24 +210,24 @@ def train(cfg:ExperimentConfig,            # the experiment
             if done < n_total and ((tc.checkpoint_every and done % tc.checkpoint_every == 0) or done == end):
                 save_checkpoint(ckpt_dir, done, model, opt, {"config": cfg.to_dict()})
                 _prune(ckpt_dir, tc.keep_checkpoints)
-                _write_status(run_dir, step=done)
+                run.write_status(step=done)
             bar.update(1)
             if done % 10 == 0 or done == end:
                 post = {"loss": f"{loss.item():.3f}"}
                 if last_eval: post["dev_acc"] = f"{last_eval['dev']['acc']:.3f}"
                 bar.set_postfix(post)
     except BaseException as e:
-        _write_status(run_dir, status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
-                      error=f"{type(e).__name__}: {e}", seconds=spent())
+        run.write_status(status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
+                         error=f"{type(e).__name__}: {e}", seconds=spent())
         raise
     finally:
         bar.close()
     seconds = time.time() - t0
     if end < n_total:
-        _write_status(run_dir, status="interrupted", step=end, seconds=spent())
+        run.write_status(status="interrupted", step=end, seconds=spent())
         return RunResult(run_dir, last_eval, model, end, seconds)
-    save_model(model, run_dir / "final")
-    _write_status(run_dir, status="finished", step=n_total, final_metrics=last_eval, error=None, seconds=spent())
+    save_model(model, run.final)
+    run.write_status(status="finished", step=n_total, final_metrics=last_eval, error=None, seconds=spent())
     return RunResult(run_dir, last_eval, model, n_total, seconds)
 
 def _evaluate_all(model, data, tc, log, step):

@@ -16,14 +16,16 @@ import matplotlib.pyplot as plt
 from matplotlib import colors as mcolors
 from fastcore.basics import patch
 
-from .interventions import (NAMED_POSITIONS, Site, SweepResult, all_sites, cache_activations,
-                                    corrupt_tokens, patch_sweep, patched, resolve_positions)
-from .sweep import best_over_lr, final_metrics, _need
+from .tasks import NAMED_POSITIONS, token_classes
+from .runs import Run
+from .interventions import (Site, SweepResult, all_sites, cache_activations, corrupt_tokens, patch_sweep,
+                                    patched, resolve_positions)
+from .results import best_over_lr, final_metrics, need_columns
 
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'CORRUPTIONS', 'mixer_colors', 'model_table', 'plot_accuracy_vs_width',
            'plot_association_scatter', 'plot_position_boxes', 'point_of', 'restoration_grid',
-           'plot_restoration_heatmap', 'plot_conv_size', 'Explorer', 'strip_html', 'explore']
+           'plot_restoration_heatmap', 'plot_conv_size', 'Explorer', 'strip_html']
 
 # %% ../nbs/08_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
@@ -55,7 +57,7 @@ def model_table(df,                                   # `collect` output, or a t
 def _mech_col(t, pos:str, source:str="association") -> str:
     "Column holding the association at `pos`: `pos` itself or `mech.<source>.<pos>`."
     col = pos if pos in t.columns else f"mech.{source}.{pos}"
-    _need(t, [col], " (dissect the runs: sweep with dissect=True, or ssm_mech.interventions.dissect_run)")
+    need_columns(t, [col], " (dissect the runs: sweep with dissect=True, or ssm_mech.experiments.dissect_run)")
     return col
 
 # %% ../nbs/08_viz.ipynb #6578275a
@@ -69,7 +71,7 @@ def plot_accuracy_vs_width(df,                      # `collect` output or `best_
         accs = [c for c in t.columns if c.endswith("_acc")]
         if not accs: raise ValueError(f"no accuracy column (ending in '_acc') in the table; columns: {list(t.columns)}")
         y = accs[0]
-    _need(t, [mixer, width, y])
+    need_columns(t, [mixer, width, y])
     if ax is None: _, ax = plt.subplots(figsize=(4.6, 3.0))
     cols = mixer_colors(t[mixer])
     for m, g in t.groupby(mixer, sort=False):
@@ -160,7 +162,7 @@ def restoration_grid(summary:pd.DataFrame,   # `SweepResult.summary` (or `patchi
                      metric:str="association",
                      ) -> pd.DataFrame:
     "(layer × position) table of `metric` for the hook point type `point`."
-    _need(summary, ["corruption", "hook", "position", metric])
+    need_columns(summary, ["corruption", "hook", "position", metric])
     s = summary[summary.corruption == corruption]
     if s.empty: raise ValueError(f"corruption {corruption!r} is not in the summary; it has {sorted(summary.corruption.unique())}")
     m = s.hook.str.extract(r"^blocks\.(\d+)\.(.+)$")
@@ -210,10 +212,10 @@ def plot_conv_size(df,                                      # `collect` output o
                    hue:str="model.mixer", source:str="association", axes=None):
     "Accuracy (and association) against the short-convolution kernel size, one line per mixer."
     if _is_tidy(df):
-        _need(df, [x, hue], " (was the kernel size an axis of the sweep?)")
+        need_columns(df, [x, hue], " (was the kernel size an axis of the sweep?)")
         t = model_table(df, by=(hue, x))
     else: t = df.copy()
-    _need(t, [x, hue, y])
+    need_columns(t, [x, hue, y])
     if positions is None: positions = [p for p in ("value", "key", "query") if f"mech.{source}.{p}" in t.columns]
     pcols = [_mech_col(t, p, source) for p in positions]
     order = sorted(t[x].dropna().unique(), key=lambda v: (float(v) < 0, float(v)))
@@ -250,7 +252,6 @@ class Explorer:
                  point:str="hook_resid_pre",  # initial hook point type
                  position="value",            # initial patch position
                  title:str=""):
-        from ssm_mech.tasks import token_classes
         self.model, self.dataset, self.config, self.title = model.eval(), dataset, dataset.config, title
         n = min(n, len(dataset))
         self.tokens = dataset.tokens[:n].cpu()                                   # (n, l)
@@ -267,16 +268,9 @@ class Explorer:
     @classmethod
     def from_run(cls, run_dir, n:int=256, split:str="test", cache_dir=None, **kwargs) -> "Explorer":
         "Explorer over a finished run directory's final model and its `split` examples."
-        from ssm_mech.train import ExperimentConfig
-        from ssm_mech.model import load_model
-        from ssm_mech.tasks import build_datasets
-        run_dir = Path(run_dir)
-        if not (run_dir / "final.safetensors").exists():
-            raise FileNotFoundError(f"{run_dir} holds no finished run (no final.safetensors)")
-        cfg = ExperimentConfig.from_yaml((run_dir / "config.yaml").read_text())
-        ds = build_datasets(cfg.task, cache_dir=cache_dir)[split]
-        model = load_model(run_dir / "final", device="cpu")
-        return cls(model, ds, n=n, title=kwargs.pop("title", f"{cfg.model.mixer} d={cfg.model.d_model} ({run_dir.name}, {split})"), **kwargs)
+        run = Run(run_dir).require_finished()
+        cfg, model, ds = run.config, run.model(device="cpu"), run.dataset(split, cache_dir=cache_dir)
+        return cls(model, ds, n=n, title=kwargs.pop("title", f"{cfg.model.mixer} d={cfg.model.d_model} ({run.path.name}, {split})"), **kwargs)
 
 # %% ../nbs/08_viz.ipynb #7d2b0fbc
 @patch
@@ -307,8 +301,8 @@ def strip_sweep(self:Explorer, corruption:str, hook:str) -> SweepResult:
                                                       corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
     return self._strip[(corruption, hook)]
 
-@torch.no_grad()
 @patch
+@torch.no_grad()
 def distribution(self:Explorer, example:int, corruption:str, hook:str, position) -> dict:
     "Probabilities (vocab,) at the query of example `example`: clean, corrupted, and corrupted with `hook`@`position` patched."
     key = (example, corruption, hook, str(position))
@@ -495,9 +489,3 @@ def render_static(self:Explorer):
 def _ipython_display_(self:Explorer):
     from IPython.display import display
     self.refresh(); display(self.widget)
-
-def explore(run_dir,            # a finished run directory (see `ssm_mech.train`)
-            n:int=256,          # evaluation examples
-            split:str="test", **kwargs) -> Explorer:
-    "The patching explorer of a run; end a cell with it to display the widgets."
-    return Explorer.from_run(run_dir, n=n, split=split, **kwargs)

@@ -7,7 +7,7 @@ Run: python tools/export_results.py SWEEP_DIR results/EXPERIMENT
 import shutil, sys
 from pathlib import Path
 
-from ssm_mech.sweep import collect
+from ssm_mech.results import collect
 
 src, dest = Path(sys.argv[1]), Path(sys.argv[2])
 dest.mkdir(parents=True, exist_ok=True)
