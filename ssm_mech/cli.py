@@ -90,6 +90,16 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--dissect", action="store_true", help="dissect every run after training")
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
     c.add_argument("sweep_dir")
+    r = sub.add_parser("report-card", help="check a new mixer, train and dissect it on AR, ATR and MQAR, write its report")
+    r.add_argument("mixer", help="MODULE:CLASS (importable from the working directory) or a registered mixer name")
+    r.add_argument("overrides", nargs="*", help="dotted overrides for every run, e.g. train.max_steps=100")
+    r.add_argument("--scale", default="ci", choices=["ci", "cpu", "paper"], help="size of the experiments (default: ci)")
+    r.add_argument("--out", default=None, help="report folder (default: report_card_<name>)")
+    r.add_argument("--name", default=None, help="name of the mixer in the report (default: its class name)")
+    r.add_argument("--pos-emb", action=argparse.BooleanOptionalAction, default=None, help="learned positions (default: none, as the paper's non-attention mixers)")
+    r.add_argument("--runs", default=None, help="keep the trained runs in this folder")
+    r.add_argument("--results", default=None, help="folder of the stored zoo results (default: ./results)")
+    r.add_argument("--no-progress", action="store_true")
     return p
 
 # %% ../nbs/09_cli.ipynb #e27c0be4
@@ -131,8 +141,17 @@ def main(argv=None) -> int:
             print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
             fm = final_metrics(df)
             if len(fm): print(fm.head(40).to_string())
+        elif args.cmd == "report-card":
+            from ssm_mech.report import report_card
+            if str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))   # MODULE:CLASS from the working directory
+            card = report_card(args.mixer, scale=args.scale, out=args.out, name=args.name, pos_emb=args.pos_emb,
+                               overrides=args.overrides or None, runs_dir=args.runs, results_dir=args.results,
+                               progress=not args.no_progress)
+            print(card.mechanisms[["task", "query", "accuracy", "mechanism"]].to_string(index=False))
+            print(f"report card written to {card.path}/report.html ({card.seconds / 60:.1f} min)")
     except (ValueError, FileExistsError, FileNotFoundError) as e:
-        print(f"ssm-mech {args.cmd}: error: {e}", file=sys.stderr)
+        msg = " ".join(str(e).split())                                   # always one line
+        print(f"ssm-mech {args.cmd}: error: {msg}", file=sys.stderr)
         return 2
     return 0
 
