@@ -605,7 +605,7 @@ def _flatten(cfg, splits:dict) -> dict:
 
 def _unflatten(flat:dict) -> dict:
     return {s: dict(tokens=flat[f"{s}.tokens"].astype(np.int64), lengths=flat[f"{s}.lengths"],
-                    positions={k: flat[f"{s}.pos.{k}"] for k in NAMED_POSITIONS},
+                    positions={k[len(f"{s}.pos."):]: v for k, v in flat.items() if k.startswith(f"{s}.pos.")},
                     parents=flat[f"{s}.parents"] if f"{s}.parents" in flat else None) for s in SPLITS}
 
 def cache_path(cfg, cache_dir) -> Path:

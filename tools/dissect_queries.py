@@ -8,20 +8,17 @@ Run: python tools/dissect_queries.py SWEEP_DIR results/EXPERIMENT [--n 512]
 import argparse, json
 from pathlib import Path
 
-from ssm_mech.model import load_model
 from ssm_mech.report import dissect_model
-from ssm_mech.tasks import build_datasets
-from ssm_mech.runs import ExperimentConfig, read_status
+from ssm_mech.runs import Run
 
 p = argparse.ArgumentParser(); p.add_argument("sweep_dir"); p.add_argument("dest"); p.add_argument("--n", type=int, default=512)
 a = p.parse_args()
 src, dest = Path(a.sweep_dir), Path(a.dest) / "queries"
 dest.mkdir(parents=True, exist_ok=True)
 for rd in sorted((src / "runs").iterdir()):
-    if read_status(rd).get("status") != "finished" or (dest / f"{rd.name}.json").exists(): continue
-    cfg = ExperimentConfig.from_yaml((rd / "config.yaml").read_text())
-    model = load_model(rd / "final", device="cpu")
-    ds = build_datasets(cfg.task, cache_dir=src / "cache")["test"]
+    run = Run(rd)
+    if run.status.get("status") != "finished" or (dest / f"{rd.name}.json").exists(): continue
+    cfg, model, ds = run.config, run.model(device="cpu"), run.dataset("test", cache_dir=src / "cache")
     out = []
     for q in range(cfg.task.n_queries):
         d = dissect_model(model, ds, a.n, query=q)
