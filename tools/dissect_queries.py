@@ -2,7 +2,9 @@
 
 Writes DEST/queries/<run id>.json: a list with one entry per query (accuracy at that query, mechanism,
 reason, O - C, association at value/key/query of the deciding layer with 95% bootstrap intervals,
-the layer-0 convolution binding when the mixer has a convolution hook).
+the layer-0 convolution binding when the mixer has a convolution hook). A run the sweep did not
+dissect also gets its run-level mechanism.json and patching.csv (those of query 0, the plain
+position names, as `dissect_run` would write them) before the sweep folder is exported.
 Run: python tools/dissect_queries.py SWEEP_DIR results/EXPERIMENT [--n 512]
 """
 import argparse, json
@@ -22,6 +24,11 @@ for rd in sorted((src / "runs").iterdir()):
     out = []
     for q in range(cfg.task.n_queries):
         d = dissect_model(model, ds, a.n, query=q)
+        if q == 0 and not run.mechanism_file.exists():
+            mech = {k: d[k] for k in ("mechanism", "reason", "accuracy", "o_minus_c", "association", "layer", "n")}
+            mech.update(conv=d["conv"].get("blocks.0.mixer.hook_conv_out"), split="test", seed=0)
+            d["summary"].to_csv(run.patching_file, index=False)
+            run.mechanism_file.write_text(json.dumps(mech, indent=1))
         out.append({k: d[k] for k in ("query", "accuracy", "mechanism", "reason", "o_minus_c", "layer", "association", "n")}
                    | {"interval": {k: list(v) for k, v in d["interval"].items()}, "conv": d["conv"]})
     (dest / f"{rd.name}.json").write_text(json.dumps(out, indent=1))
