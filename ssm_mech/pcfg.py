@@ -12,7 +12,8 @@ import numpy as np
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['Grammar', 'Forest', 'tree_text']
+__all__ = ['PAPER_SEED', 'PAPER_GRAMMAR', 'PAPER_N_TRAIN', 'PAPER_N_TEST', 'PAPER_MIN_LEN', 'PAPER_MAX_LEN', 'Grammar', 'Forest',
+           'tree_text']
 
 # %% ../nbs/01b_pcfg.ipynb #45db654a
 def _flat_cdf(p:np.ndarray) -> np.ndarray:
@@ -31,8 +32,14 @@ class Grammar:
     "A random PCFG whose derivations are dependency trees over terminals (the ATR language)."
     def __init__(self, cfg): # an `ATRConfig`, or anything with its grammar fields
         self.cfg = cfg
+        if getattr(cfg, "grammar", "random") == "paper": self._init_paper()   # see "The paper's grammar"
+        else: self._init_random(np.random.default_rng([cfg.seed, 0]))   # the grammar's own stream
+        self._rule_cdf, self._head_cdf = _flat_cdf(self.rule_probs), _flat_cdf(self.head_probs)
+
+    def _init_random(self, rng:np.random.Generator):
+        "Our construction, drawn from `rng` (a function of the config's seed)."
+        cfg = self.cfg
         S, N, C, R = cfg.n_terminals, cfg.n_nonterminals, cfg.max_rhs_len - 1, cfg.max_rules
-        rng = np.random.default_rng([cfg.seed, 0])                # the grammar's own stream
         self.levels = rng.integers(1, cfg.n_levels + 1, N)        # (N,)
         self.n_rules = rng.integers(1, R + 1, N)                  # (N,)
         self.rhs = np.full((N, R, C), -1, np.int64)               # symbols: terminal s < S, nonterminal S + A
@@ -49,7 +56,6 @@ class Grammar:
                 self.rhs_len[a, r] = m
             self.rule_probs[a, :self.n_rules[a]] = rng.dirichlet(np.ones(self.n_rules[a]))
         self.head_probs = rng.dirichlet(np.ones(S), size=N)       # (N, S)
-        self._rule_cdf, self._head_cdf = _flat_cdf(self.rule_probs), _flat_cdf(self.head_probs)
 
     @property
     def n_terminals(self): return self.cfg.n_terminals
@@ -74,7 +80,7 @@ class Grammar:
 
     def __repr__(self):
         c = self.cfg
-        return (f"Grammar(|Σ|={c.n_terminals}, nonterminals={c.n_nonterminals}, rules={int(self.n_rules.sum())}, "
+        return (f"Grammar({'the paper' + chr(39) + 's, ' if getattr(c, 'grammar', 'random') == 'paper' else ''}|Σ|={c.n_terminals}, nonterminals={c.n_nonterminals}, rules={int(self.n_rules.sum())}, "
                 f"max_rhs_len={c.max_rhs_len}, levels={c.n_levels}, head={c.head_position})")
 
 # %% ../nbs/01b_pcfg.ipynb #63cc5603
@@ -97,8 +103,8 @@ class Forest:
 
 # %% ../nbs/01b_pcfg.ipynb #ab8136bc
 @patch
-def sample(self:Grammar, n:int, rng:np.random.Generator, max_len:int|None=None) -> Forest:
-    "Sample `n` derivations at once; those longer than `max_len` terminals are dropped."
+def sample(self:Grammar, n:int, rng:np.random.Generator, max_len:int|None=None, min_len:int=1) -> Forest:
+    "Sample `n` derivations at once; those longer than `max_len` or shorter than `min_len` terminals are dropped."
     S, D, right = self.n_terminals, self.cfg.n_levels, self.cfg.head_position == "right"
     B = self.cfg.max_rhs_len + 1
     W = B ** np.arange(D - 1, -1, -1, dtype=np.int64)            # (D,) weight of the digit of each wave
@@ -134,6 +140,7 @@ def sample(self:Grammar, n:int, rng:np.random.Generator, max_len:int|None=None) 
         keep = ~term & alive[c_tree[own]]
         c_tree, c_nt, c_par, c_key = c_tree[own][keep], sym[keep] - S, head_id[own][keep], key[keep]
     tree, tok, par, key, depth = (np.concatenate(x) for x in zip(*outs))
+    if min_len > 1: alive &= np.bincount(tree, minlength=n) >= min_len   # finished trees: their exact lengths
     keep = alive[tree]
     new_id = np.cumsum(keep) - 1                                  # renumber surviving terminals
     tree = np.cumsum(alive)[tree[keep]] - 1
@@ -159,3 +166,82 @@ def tree_text(tokens, # terminal labels (names or ids) in sentence order
         for j in kids[i]: walk(j, depth + 1)
     for root in kids[-1]: walk(root, 0)
     return "\n".join(lines)
+
+# %% ../nbs/01b_pcfg.ipynb #c3a7e002
+PAPER_SEED = 42 # the seed of the paper's generator run (numpy's legacy global `RandomState`)
+PAPER_GRAMMAR = dict(n_terminals=20, n_nonterminals=40, max_rhs_len=5, max_rules=5, n_levels=10,
+                     terminal_weight_factor=None) # the knobs of the one grammar that run drew first
+
+@patch
+def _init_paper(self:Grammar):
+    "The paper's grammar: the reference construction, drawing from `RandomState(PAPER_SEED)` in its order."
+    cfg = self.cfg
+    bad = {k: getattr(cfg, k) for k, v in PAPER_GRAMMAR.items() if getattr(cfg, k) != v}
+    if bad: raise ValueError(f"grammar='paper' is the paper's easy grammar, with {PAPER_GRAMMAR}; got {bad}")
+    rs = np.random.RandomState(PAPER_SEED)
+    S, N, R, C = cfg.n_terminals, cfg.n_nonterminals, cfg.max_rules, cfg.max_rhs_len - 1
+    self.levels = np.array([rs.randint(1, cfg.n_levels + 1) for _ in range(N)])   # (N,)
+    self.n_rules = np.zeros(N, np.int64)
+    self.rhs, self.rhs_len = np.full((N, R, C), -1, np.int64), np.zeros((N, R), np.int64)
+    for a in range(N):
+        self.n_rules[a] = rs.randint(1, R + 1)
+        pool = np.concatenate([S + np.flatnonzero(self.levels > self.levels[a]), np.arange(S)])  # higher nonterminals, then terminals
+        for r in range(self.n_rules[a]):
+            m = rs.randint(1, C + 1)                              # the reference's randint(1, max_rhs_len)
+            self.rhs[a, r, :m] = rs.choice(pool, size=m, replace=True)
+            self.rhs_len[a, r] = m
+    self.rule_probs = np.zeros((N, R))
+    for a in range(N): self.rule_probs[a, :self.n_rules[a]] = rs.dirichlet(np.ones(self.n_rules[a]))
+    self.head_probs = np.stack([rs.dirichlet(np.ones(S)) for _ in range(N)])   # (N, S)
+    self._paper_rs = rs                                           # the stream goes on: the paper's documents
+
+# %% ../nbs/01b_pcfg.ipynb #c3a7e007
+PAPER_N_TRAIN, PAPER_N_TEST, PAPER_MIN_LEN, PAPER_MAX_LEN = 100_032, 1024, 3, 1024
+
+@patch
+def _paper_sentence(self:Grammar, rs:np.random.RandomState):
+    "One derivation as the reference draws it: [(terminal, id, head id)] in sentence order."
+    S, right, N = self.n_terminals, self.cfg.head_position == "right", self.n_nonterminals
+    stack = [(S + rs.choice(N, p=np.full(N, 1 / N)), 0, -1)]      # (symbol, id, id of its head's parent)
+    next_id, out = 1, []
+    while stack and len(stack) < PAPER_MAX_LEN:
+        sym, i, h = stack.pop()
+        if sym < S: out.append((sym, i, h)); continue
+        a, this = sym - S, next_id; next_id += 1
+        r = rs.choice(self.n_rules[a], p=self.rule_probs[a, :self.n_rules[a]])
+        head = rs.choice(S, p=self.head_probs[a])
+        if right: stack.append((head, this, h))
+        for k in self.rhs[a, r, :self.rhs_len[a, r]][::-1]: stack.append((int(k), next_id, this)); next_id += 1
+        if not right: stack.append((head, this, h))
+    return out
+
+@patch
+def reference_stream(self:Grammar, n:int):
+    "The paper's first `n` documents of this grammar: (Forest, query (n,), answer (n,)), in-sentence positions."
+    if getattr(self.cfg, "grammar", "random") != "paper": raise ValueError("reference_stream needs grammar='paper'")
+    unambiguous = getattr(self.cfg, "unambiguous", True)          # query only a rightmost occurrence
+    docs = self.__dict__.setdefault("_paper_docs", [])            # the stream is replayed once, then extended
+    while len(docs) < n:
+        while True:
+            sent = self._paper_sentence(self._paper_rs)
+            L = len(sent)
+            if L < PAPER_MIN_LEN or L > PAPER_MAX_LEN: continue
+            labels, ids, heads = zip(*sent)
+            pos = {i: j for j, i in enumerate(ids)}
+            last = {t: j for j, t in enumerate(labels)}          # rightmost occurrence of each terminal
+            par = [pos[h] if h >= 0 else -1 for h in heads]
+            ok = [j for j in range(L) if par[j] >= 0 and (not unambiguous or last[labels[j]] == j)]
+            if ok: break
+        pairs = sorted((par[j], j) for j in ok)                   # (target, query), the reference's loop order
+        self._paper_rs.choice(1)                                  # the query type: one type, still one call
+        target = self._paper_rs.choice(list(set(t for t, _ in pairs)))
+        query = self._paper_rs.choice([j for t, j in pairs if t == target])
+        depth = [0] * L
+        for j in (range(L - 1, -1, -1) if self.cfg.head_position == "right" else range(L)):
+            if par[j] >= 0: depth[j] = depth[par[j]] + 1          # parents before dependents in this order
+        docs.append((labels, par, depth, int(query), int(target)))
+    sel = docs[:n]
+    lens = np.array([len(d[0]) for d in sel], np.int64)
+    cat = lambda k: np.fromiter((x for d in sel for x in d[k]), np.int64, int(lens.sum()))
+    f = Forest(cat(0), cat(1), cat(2), np.concatenate([[0], np.cumsum(lens)]))
+    return f, np.array([d[3] for d in sel], np.int64), np.array([d[4] for d in sel], np.int64)

@@ -7,7 +7,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/report_card.html.md"""
 # %% ../nbs/08b_report_card.ipynb #f813a282
 from __future__ import annotations
 import base64, copy, html, inspect, io, json, math, os, platform, shutil, tempfile, time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -221,7 +221,7 @@ def _ci_experiments() -> dict:
     tr = TrainConfig(lr=3e-3, batch_size=64, max_steps=400, eval_every=0, checkpoint_every=0, log_every=50, seed=1)
     model = ModelConfig(d_model=32, vocab_size=None, init="torch")
     tasks = {"ar": task_preset("ar_32", n_keys=16, n_values=16, n_pairs=4, n_train=8192, n_dev=256, n_test=256),
-             "atr": task_preset("atr_easy", max_len=32, n_train=8192, n_dev=256, n_test=256),
+             "atr": task_preset("atr_easy", min_len=1, max_len=32, n_train=8192, n_dev=256, n_test=256),
              "mqar": MQARConfig(n_keys=16, n_values=16, n_pairs=4, n_queries=2, n_train=8192, n_dev=256, n_test=256)}
     return {t: ExperimentConfig(task, copy.deepcopy(model), copy.deepcopy(tr), name=f"{t}-ci") for t, task in tasks.items()}
 
@@ -230,6 +230,7 @@ def _preset_experiments(suffix:str, d_model:int) -> dict:
     for t, preset in (("ar", "ar"), ("atr", "atr_easy"), ("mqar", "mqar")):
         cfg = experiment_preset(preset + suffix)
         cfg.model.d_model, cfg.train.checkpoint_every = d_model, 1000
+        if t == "atr" and suffix: cfg.task = replace(cfg.task, min_len=1)   # as the stored zoo results were generated
         out[t] = cfg
     return out
 

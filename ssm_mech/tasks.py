@@ -16,15 +16,15 @@ import torch
 from fastcore.basics import patch
 
 from .core import atomic_write
-from .pcfg import Forest, Grammar, tree_text
+from .pcfg import Forest, Grammar, tree_text, PAPER_GRAMMAR, PAPER_N_TRAIN, PAPER_N_TEST
 
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'RESERVED', 'N_SPECIAL', 'SPECIAL_NAMES', 'IGNORE_INDEX', 'NAMED_POSITIONS', 'SPLITS',
-           'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'PRESETS', 'PER_QUERY_NAMES', 'POSITION_COLOURS', 'ARConfig',
-           'ATRConfig', 'MQARConfig', 'task_config_from_dict', 'task_preset', 'pair_held_out', 'is_held_out',
-           'distinct_rows', 'answer_pairs', 'query_view', 'TaskDataset', 'query_answer_tokens', 'make_grammar',
-           'generate_split', 'cache_path', 'save_splits', 'load_splits', 'build_datasets', 'draw_tree',
-           'no_retrieval_accuracy', 'StatsTable', 'stats_table', 'token_classes']
+           'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'ATR_LEGACY', 'PRESETS', 'PER_QUERY_NAMES',
+           'POSITION_COLOURS', 'ARConfig', 'ATRConfig', 'MQARConfig', 'task_config_from_dict', 'task_preset',
+           'pair_held_out', 'is_held_out', 'distinct_rows', 'answer_pairs', 'query_view', 'TaskDataset',
+           'query_answer_tokens', 'make_grammar', 'generate_split', 'cache_path', 'save_splits', 'load_splits',
+           'build_datasets', 'draw_tree', 'no_retrieval_accuracy', 'StatsTable', 'stats_table', 'token_classes']
 
 # %% ../nbs/01_tasks.ipynb #463c152e
 PAD, BOS, EOS, RESERVED = 0, 1, 2, 3
@@ -128,8 +128,11 @@ class ATRConfig(_TaskConfig):
     unambiguous: bool = True # query only the rightmost occurrence of a terminal
     terminal_weight_factor: float|None = None # all terminals together weigh like this many nonterminals when drawing rule symbols; None: each terminal weighs 1
     held_out_frac: float = 0.0 # fraction of (answer, query) terminal pairs only ever queried in test
-    max_len: int = 256 # longest sentence (terminals) kept; longer derivations are redrawn
+    max_len: int = 1024 # longest sentence (terminals) kept; longer derivations are redrawn
+    min_len: int = 3 # shortest sentence (terminals) kept; shorter derivations are redrawn
     sibling_fallback: str = "skip" # sibling query without a sibling to its right: "skip" it or answer the query "self"
+    grammar: str = "random" # "random": drawn from `seed`; "paper": the paper's easy grammar (its generator's seed 42)
+    sampler: str = "ours" # "ours": vectorised, from `seed`; "paper": the paper's documents (needs grammar "paper")
     seed: int = 0
     n_train: int = 100_032
     n_dev: int = 1024
@@ -155,11 +158,25 @@ class ATRConfig(_TaskConfig):
                    "terminal_weight_factor", self.terminal_weight_factor, "must be positive or None")
         _check(_is_int(self.max_len) and self.max_len >= 2, "max_len", self.max_len,
                "must be an integer >= 2 (a query needs a terminal and its relative)")
+        _check(_is_int(self.min_len) and 1 <= self.min_len <= self.max_len, "min_len", self.min_len,
+               f"must be an integer in [1, max_len={self.max_len}]")
+        _check(self.grammar in ("random", "paper"), "grammar", self.grammar, "must be 'random' or 'paper'")
+        if self.grammar == "paper":
+            bad = {k: getattr(self, k) for k, v in PAPER_GRAMMAR.items() if getattr(self, k) != v}
+            _check(not bad, "grammar", self.grammar, f"'paper' is the paper's easy grammar and needs {PAPER_GRAMMAR}; got {bad}")
+        _check(self.sampler in ("ours", "paper"), "sampler", self.sampler, "must be 'ours' or 'paper'")
+        if self.sampler == "paper":
+            _check(self.grammar == "paper", "sampler", self.sampler, "the paper's documents need grammar='paper'")
+            _check(self.query_types == ("parent",) and self.held_out_frac == 0, "sampler", self.sampler,
+                   "the paper's documents ask parent queries and hold out no pairs")
         _check(self.sibling_fallback in ("skip", "self"), "sibling_fallback", self.sibling_fallback, "must be 'skip' or 'self'")
         if "sibling" in qt and self.sibling_fallback == "skip" and len(qt) == 1:
             _check(self.max_rhs_len >= 3, "max_rhs_len", self.max_rhs_len,
                    "sibling queries need rules with two or more children (max_rhs_len >= 3); no eligible query exists")
         self._check_common()
+        if self.sampler == "paper":
+            _check(self.n_train <= PAPER_N_TRAIN and self.n_test <= PAPER_N_TEST, "sampler", self.sampler,
+                   f"the paper has {PAPER_N_TRAIN} training and {PAPER_N_TEST} test documents; asked {self.n_train} and {self.n_test}")
 
     terminal_offset = N_SPECIAL
     @property
@@ -215,6 +232,7 @@ class MQARConfig(_TaskConfig):
 
 # %% ../nbs/01_tasks.ipynb #eed6ebad
 TASK_CONFIGS = {"ar": ARConfig, "atr": ATRConfig, "mqar": MQARConfig}
+ATR_LEGACY = {"min_len": 1, "max_len": 256} # what an ATR config written before `min_len` existed meant
 
 def task_config_from_dict(d:dict) -> ARConfig|ATRConfig:
     "The task config described by the plain dict `d` (dispatch on `d['task']`)."
@@ -224,6 +242,7 @@ def task_config_from_dict(d:dict) -> ARConfig|ATRConfig:
     valid = {f.name for f in fields(cls)}
     bad = sorted(set(d) - valid)
     if bad: raise ValueError(f"unknown key(s) {bad} for task {task!r}; valid keys: {sorted(valid)}")
+    if task == "atr" and "min_len" not in d: d = {**ATR_LEGACY, **d}
     return cls(**d)
 
 # %% ../nbs/01_tasks.ipynb #95e3d218
@@ -237,6 +256,8 @@ PRESETS = {
     "atr_easy_8192": replace(_ATR_EASY, n_terminals=8192, terminal_weight_factor=20.0),
     "atr_gen": replace(_ATR_EASY, held_out_frac=0.2),
     "atr_sibling": replace(_ATR_EASY, query_types=("sibling",)),
+    "atr_paper": replace(_ATR_EASY, grammar="paper", sampler="paper"),
+    "atr_gen_paper": replace(_ATR_EASY, grammar="paper", held_out_frac=0.2),
     "mqar": MQARConfig(),                                         # AR's vocabulary and context, 4 queries
     "mqar_small": MQARConfig(n_keys=32, n_values=32, n_pairs=4, n_queries=2, n_train=20_000, n_dev=512, n_test=512),  # CPU-sized
 }
@@ -520,9 +541,12 @@ def _atr_examples(cfg:ATRConfig, f:Forest, rng:np.random.Generator, split:str) -
         sel = qtype[tree] == t
         elig |= e & sel; ans = np.where(sel, a, ans)
     q = _segment_argmax(np.where(elig, rng.random(T), -1.0), f.offsets)   # (n,) global query index
-    q, a, qtype = q[ok], ans[q[ok]], qtype[ok]
-    start, lens = f.offsets[:-1][ok], f.lengths[ok]
-    m, extra = int(ok.sum()), 1 if cfg.n_qtype_tokens else 0
+    return _atr_documents(cfg, f, np.flatnonzero(ok), q[ok], ans[q[ok]], qtype[ok])
+
+def _atr_documents(cfg:ATRConfig, f:Forest, rows:np.ndarray, q:np.ndarray, a:np.ndarray, qtype:np.ndarray) -> dict:
+    "Documents of sentences `rows` of `f` with query `q` and answer `a` (global terminal indices), as numpy arrays."
+    start, lens = f.offsets[:-1][rows], f.lengths[rows]
+    m, extra = len(rows), 1 if cfg.n_qtype_tokens else 0
     if m == 0: return _empty_examples()
     width = int(lens.max()) + 5 + extra
     tokens = np.zeros((m, width), np.int32)                       # (m, L)
@@ -560,7 +584,7 @@ def _generate_atr(cfg:ATRConfig, grammar:Grammar, n:int, rng:np.random.Generator
     parts, got, tried, accepted = [], 0, 0, 0
     batch = max(64, int(n * 1.15))
     while True:
-        ex = _atr_examples(cfg, grammar.sample(batch, rng, cfg.max_len), rng, split)
+        ex = _atr_examples(cfg, grammar.sample(batch, rng, cfg.max_len, cfg.min_len), rng, split)
         k = len(ex["lengths"]); tried += batch; accepted += k
         take = min(k, n - got)
         parts.append({"tokens": ex["tokens"][:take], "lengths": ex["lengths"][:take], "parents": ex["parents"][:take],
@@ -569,9 +593,27 @@ def _generate_atr(cfg:ATRConfig, grammar:Grammar, n:int, rng:np.random.Generator
         if got >= n: return _concat(parts)
         if accepted == 0 and tried >= 20_000:
             raise ValueError(f"ATR config {cfg.to_dict()} produced no eligible query for the {split} split in "
-                             f"{tried} sentences (check query_types, max_len, max_rhs_len, held_out_frac)")
+                             f"{tried} sentences (check query_types, min_len, max_len, max_rhs_len, held_out_frac)")
         rate = max(accepted / tried, 1e-3)
         batch = int(min(max(64, (n - got) / rate * 1.1), 1_000_000))
+
+def _paper_split(cfg:ATRConfig, split:str, grammar:Grammar) -> dict:
+    "`split` from the paper's own documents (`Grammar.reference_stream`), keeping those of `min_len`..`max_len` terminals."
+    n = cfg.split_size(split)
+    lo, hi = {"train": (0, PAPER_N_TRAIN), "test": (PAPER_N_TRAIN, PAPER_N_TRAIN + PAPER_N_TEST),
+              "dev": (PAPER_N_TRAIN + PAPER_N_TEST, None)}[split]    # dev is not the paper's: the stream goes on
+    end = hi or lo + n + n // 4 + 64
+    while True:
+        f, q, a = grammar.reference_stream(end)
+        L = f.lengths[lo:end]
+        keep = lo + np.flatnonzero((L >= cfg.min_len) & (L <= cfg.max_len))
+        if len(keep) >= n or hi is not None: break
+        end = lo + 2 * (end - lo)
+    if len(keep) < n:
+        raise ValueError(f"the paper's {split} split has {len(keep)} documents of {cfg.min_len}..{cfg.max_len} terminals; n_{split}={n}")
+    keep = keep[:n]
+    start = f.offsets[:-1][keep]
+    return _atr_documents(cfg, f, keep, start + q[keep], start + a[keep], np.zeros(n, np.int64))
 
 # %% ../nbs/01_tasks.ipynb #7bbd6b2f
 def make_grammar(cfg:ATRConfig) -> Grammar:
@@ -584,6 +626,7 @@ def generate_split(cfg, split:str, grammar:Grammar|None=None) -> dict:
     rng = np.random.default_rng([cfg.seed, 1 + SPLITS.index(split)])
     if cfg.task == "ar": return _generate_ar(cfg, n, rng, split)
     if cfg.task == "mqar": return _generate_mqar(cfg, n, rng, split)
+    if cfg.sampler == "paper": return _paper_split(cfg, split, grammar or make_grammar(cfg))
     return _generate_atr(cfg, grammar or make_grammar(cfg), n, rng, split)
 
 # %% ../nbs/01_tasks.ipynb #6721beaa

@@ -159,6 +159,9 @@ def train(cfg:ExperimentConfig,            # the experiment
         return RunResult(run_dir, status.get("final_metrics", {}), load_model(run.final, device=pick_device(cfg.train.device)),
                          status.get("step", total_steps(cfg)), 0.0)
     data = build_datasets(cfg.task, cache_dir=cache_dir)        # may raise: before touching the disk
+    longest = max(int(d.lengths.max()) for d in data.values() if len(d))
+    if cfg.model.uses_pos_emb and longest > cfg.model.max_len:
+        raise ValueError(f"the task's longest document has {longest} tokens, longer than model.max_len={cfg.model.max_len} (the position table)")
     n_total = total_steps(cfg)
     device = pick_device(cfg.train.device)
     torch.manual_seed(cfg.train.seed)

@@ -1,25 +1,148 @@
-"""Every notebook converts to HTML with `nbconvert`, keeping its saved outputs and figures.
+"""Every notebook renders to a site page with its saved outputs and figures, and the preview honours
+the cell flags the way nbdev and Quarto do.
 
-The docs site is rendered by Quarto where it is installed; this check needs only nbconvert, so it
-runs everywhere and catches a notebook whose outputs would be lost or whose figures would vanish.
+The docs site is rendered by Quarto where it is installed; `tools/preview_site.py` renders the same
+pages from the saved outputs without it, so this runs everywhere (the browser checks of those pages
+are in tests/test_browser.py).
 """
+import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbconvert import HTMLExporter
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(p for p in (ROOT / "nbs").glob("*.ipynb"))
+sys.path.insert(0, str(ROOT / "tools"))
+from preview_site import build, notebooks, page_name, render_notebook, sidebar, split_directives  # noqa: E402
+
+NOTEBOOKS = notebooks()
+
+
+def _shown(cell) -> bool:
+    d, _ = split_directives(cell.source)
+    return not (d.keys() & {"hide", "export", "exporti", "default_exp"} or
+                d.get("include") == "false" or d.get("output") == "false" or d.get("eval") == "false")
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_converts_with_outputs(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
-    html, _ = HTMLExporter().from_notebook_node(nb)
-    figures = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
-    assert html.count("data:image/png;base64") >= figures
-    for c in nb.cells:
-        if c.cell_type == "markdown" and c.source.startswith("# "):
-            assert c.source.splitlines()[0][2:].split("`")[0][:20] in html
-            break
+    page = render_notebook(nb_path, nb)
+    figures = sum(1 for c in nb.cells if c.cell_type == "code" and _shown(c)
+                  for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
+    assert page["body"].count("data:image/png;base64") >= figures
+    first = next(c for c in nb.cells if c.cell_type == "markdown")
+    assert first.source.startswith("# "), f"{nb_path.name}: the first markdown cell is not a `# Title`"
+    assert page["title"] == first.source.splitlines()[0][2:].strip()
+
+
+def test_every_notebook_is_a_page_in_sidebar_order(tmp_path):
+    pages = build(tmp_path)
+    assert [p.name for p in pages] == [page_name(n) for _, n in sidebar()] + \
+        [page_name(p) for p in NOTEBOOKS if p.name not in {n for _, n in sidebar()}]
+    assert (tmp_path / "index.html").exists() and page_name("10_ar_main.ipynb") == "ar_main.html"
+    html = (tmp_path / "index.html").read_text()
+    for _, n in sidebar(): assert f'href="{page_name(n)}"' in html
+
+
+# ------------------------------------------------------------------------------------ flags, on a synthetic notebook
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def _img(): return new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure size 640x480 with 1 Axes>"})
+def _txt(s): return new_output("stream", name="stdout", text=s)
+
+
+def _render(*cells, metadata=None):
+    nb = new_notebook(cells=[new_markdown_cell("# The title\n\n> The description.\n\nFirst words.")] + list(cells),
+                      metadata=metadata or {})
+    return render_notebook(Path("nbs/99_synthetic.ipynb"), nb)
+
+
+def _cell(src, *outputs): c = new_code_cell(src); c.outputs = list(outputs); return c
+
+
+def test_title_and_description_become_the_header():
+    p = _render()
+    assert (p["title"], p["subtitle"]) == ("The title", "The description.")
+    assert "First words." in p["body"] and "The title" not in p["body"]
+
+
+@pytest.mark.parametrize("flags,code,out", [
+    ("", True, True),
+    ("#| hide\n", False, False),
+    ("#| include: false\n", False, False),
+    ("#| echo: false\n", False, True),
+    ("#| output: false\n", True, False),
+    ("#| eval: false\n", True, False),
+    ("#|hide\n", False, False),
+])
+def test_cell_flags(flags, code, out):
+    b = _render(_cell(flags + "print('CODE')", _txt("OUTPUT")))["body"]
+    assert ("print(&#x27;CODE&#x27;)" in b) == code and ("OUTPUT" in b) == out
+    assert "#|" not in b, "directive lines are not shown"
+
+
+@pytest.mark.parametrize("fold,open_", [("true", False), ("show", True)])
+def test_code_fold(fold, open_):
+    b = _render(_cell(f"#| code-fold: {fold}\n#| code-summary: Set-up\nx = 1", _txt("1")))["body"]
+    assert re.search(r"<details class=\"code-fold\"( open)?><summary>Set-up</summary>", b)
+    assert ("<details class=\"code-fold\" open>" in b) == open_ and "x = 1" in b and "1" in b
+
+
+def test_export_cells_show_docs_not_source():
+    b = _render(_cell('#| export\ndef f(x, y=2):\n    "Add."\n    return x + y\ndef _private(): pass'))["body"]
+    assert "return x + y" not in b and "f (x, y=2)" in b and "Add." in b and "_private" not in b
+    b = _render(_cell('#| exports\ndef g(): "Doc."'))["body"]
+    assert "Exported source" in b and "def g()" in b and "g ()" in b
+
+
+def test_numbered_figures_and_cross_references():
+    p = _render(new_markdown_cell("As @fig-b shows."),
+                _cell("#| label: fig-a\n#| fig-cap: \"First *plot*.\"\nplot()", _img()),
+                _cell("#| fig-cap: Unnumbered.\nplot()", _img()),
+                _cell("#| label: fig-b\n#| fig-cap: Second.\nplot()", _img()))
+    b = p["body"]
+    assert "Figure&nbsp;1: First <em>plot</em>." in b and "Figure&nbsp;2: Second." in b
+    assert "<figcaption>Unnumbered.</figcaption>" in b
+    assert '<a href="#fig-b">Figure\xa02</a>' in b and '<figure class="figure" id="fig-b">' in b
+    assert b.count("<figure") == 3 and "&lt;Figure size" not in b, "the image, not its text repr"
+
+
+def test_magics_and_raw_front_matter():
+    from nbformat.v4 import new_raw_cell
+    nb = new_notebook(cells=[new_raw_cell("---\ntitle: Raw title\ndescription: Raw description.\n---"),
+                             _cell("%load_ext autoreload\n%autoreload 2\nimport os")])
+    p = render_notebook(Path("nbs/98_raw.ipynb"), nb)
+    assert (p["title"], p["subtitle"]) == ("Raw title", "Raw description.")
+    assert "autoreload" not in p["body"] and "import os" in p["body"] and "---" not in p["body"]
+
+
+def test_outputs_richest_type_and_streams():
+    html_out = new_output("execute_result", data={"text/html": "<table><tr><td>1</td></tr></table>", "text/plain": "TEXTREPR"})
+    err = new_output("stream", name="stderr", text="10%|█\r100%|██\n")
+    b = _render(_cell("df", html_out), _cell("train()", err))["body"]
+    assert "<table>" in b and "TEXTREPR" not in b
+    assert 'class="cell-output cell-output-stderr"' in b and "10%|█\r100%|██" in b, "stderr kept as saved"
+
+
+def test_widget_placeholder_only_with_saved_state():
+    view = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
+            "text/plain": "VBox(children=(IntSlider(value=0),))"}
+    c = _cell("explorer()", new_output("display_data", data=view))
+    assert "VBox(children=" in _render(c)["body"], "no saved state: the site shows the text repr"
+    state = {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {"abc": {}}, "version_major": 2, "version_minor": 0}}}
+    b = _render(c, metadata=state)["body"]
+    assert "VBox(children=" not in b and "widget-placeholder" in b
+
+
+def test_markdown_tables_math_links_and_local_images(tmp_path):
+    (tmp_path / "pic.png").write_bytes(__import__("base64").b64decode(PNG))
+    nb = new_notebook(cells=[new_markdown_cell("# T\n\n| a | b |\n|---|---|\n| 1 | $x_1 * y_2$ |\n\n"
+                                                 "[next](10_ar_main.ipynb#findings) ![](pic.png) ![](gone.png)")])
+    b = render_notebook(tmp_path / "x.ipynb", nb)["body"]
+    assert "<table>" in b and "x_1 * y_2" in b and 'href="ar_main.html#findings"' in b
+    assert 'src="data:image/png;base64,' in b and 'src="gone.png"' in b
