@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/report_card.html.md"""
 
 # %% ../nbs/08b_report_card.ipynb #f813a282
 from __future__ import annotations
-import base64, copy, html, inspect, io, json, math, os, platform, shutil, tempfile, time
+import base64, copy, html, inspect, io, json, math, os, platform, shutil, tempfile, time, warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -437,7 +437,9 @@ def _scatter_figure(mech, zoo, name):
         table = pd.concat([z[cols] if len(z) and set(cols) <= set(z.columns) else pd.DataFrame(columns=cols), pd.DataFrame([row])],
                           ignore_index=True).dropna(subset=cols[1:3])
         if table.empty: ax.set_axis_off(); ax.set_title(f"{TASK_LABELS[t]}: no dissected model", fontsize=9); continue
-        plot_association_scatter(table, ax=ax, min_effect=0.1, title=f"{TASK_LABELS[t]} (key corrupted)")
+        with warnings.catch_warnings():                           # no model above the effect threshold: an empty legend
+            warnings.simplefilter("ignore", UserWarning)
+            plot_association_scatter(table, ax=ax, min_effect=0.1, title=f"{TASK_LABELS[t]} (key corrupted)")
         sel = table[(table["model.mixer"] == name) & (table["mech.o_minus_c"].astype(float) > 0.1)]
         if len(sel): ax.scatter(sel["mech.association.value"].astype(float), sel["mech.association.query"].astype(float),
                                 s=110, facecolor="none", edgecolor="black", lw=1.5, zorder=3)
