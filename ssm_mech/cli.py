@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--workers", type=int, default=1)
     w.add_argument("--gpus-per-run", type=float, default=0.0)
     w.add_argument("--cpus-per-run", type=float, default=None)
+    w.add_argument("--pack", type=int, default=1, help="train up to K compatible runs (differing in lr/seed) as one packed model")
     w.add_argument("--dissect", action="store_true", help="dissect every run after training")
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
     c.add_argument("sweep_dir")
@@ -135,7 +136,7 @@ def main(argv=None) -> int:
             sw = load_sweep(args.sweep)
             if args.dissect: sw.dissect = True
             run_sweep(sw, args.dir or Path("runs") / "sweeps" / sw.name, runner=args.runner, workers=args.workers,
-                      gpus_per_run=args.gpus_per_run, cpus_per_run=args.cpus_per_run)
+                      gpus_per_run=args.gpus_per_run, cpus_per_run=args.cpus_per_run, pack=args.pack)
         elif args.cmd == "collect":
             df = collect(args.sweep_dir)
             print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")

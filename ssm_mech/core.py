@@ -23,7 +23,7 @@ __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'floor_of', 'HookPoint', 'hook_poi
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
-          ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
+          ("packed",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
 
 def floor_of(module:str) -> int:
     "Floor (0 = core) of the `ssm_mech` module `module` ('ssm_mech.tasks' or 'tasks')."

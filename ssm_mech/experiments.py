@@ -16,12 +16,13 @@ from .core import atomic_write
 from .tasks import token_classes
 from .runs import ExperimentConfig, Run
 from .train import RunResult, evaluate, train
+from .packed import train_packed
 from .interventions import (MechanismLogger, Site, conv_hook, parse_site, patch_sweep, resid_sites,
                                     verdict_from_summary, verdict_sites)
 from .viz import Explorer, plot_restoration_heatmap
 
 # %% auto #0
-__all__ = ['mechanism_callbacks', 'run_experiment', 'dissect_run', 'explore']
+__all__ = ['mechanism_callbacks', 'run_experiment', 'run_packed_experiments', 'dissect_run', 'explore']
 
 # %% ../nbs/06b_experiments.ipynb #e6b00007
 def mechanism_callbacks(cfg:ExperimentConfig) -> list[Callable]:
@@ -41,6 +42,13 @@ def run_experiment(cfg:ExperimentConfig,     # the experiment
     if dissect and run.status.get("status") == "finished" and run.mechanism is None:
         dissect_run(run.path, n=dissect_n, seed=0, cache_dir=train_kwargs.get("cache_dir"))
     return res
+
+def run_packed_experiments(cfgs:list[ExperimentConfig], # experiments that can train as one pack (`ssm_mech.packed.check_packable`)
+                           run_dirs:list,                # their run directories
+                           callbacks:list = (),          # more training callbacks, called for every member
+                           **train_kwargs) -> list[RunResult]:
+    "`train_packed` with the callbacks each config asks for (a `MechanismLogger` per member)."
+    return train_packed(cfgs, run_dirs, callbacks=callbacks, member_callbacks=[mechanism_callbacks(c) for c in cfgs], **train_kwargs)
 
 # %% ../nbs/06b_experiments.ipynb #862034f2
 def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | None = None, cache_dir=None,

@@ -263,7 +263,7 @@ class ShiftKernel(nn.Module):
     def __init__(self, channels:int, d_state:int):
         super().__init__()
         self.d_state = d_state
-        self.B = nn.Parameter(F.one_hot(torch.zeros(channels, dtype=torch.long), d_state).float())  # (c, N): e_1
+        self.B = nn.Parameter(F.one_hot(torch.zeros(channels, dtype=torch.long), d_state).to(torch.get_default_dtype()))  # (c, N): e_1
         self.C = nn.Parameter(torch.empty(channels, d_state).uniform_(-d_state**-0.5, d_state**-0.5))  # (c, N)
 
     def forward(self, l:int):
@@ -280,9 +280,9 @@ class DiagKernel(nn.Module):
         h, m = n_heads, d_state // 2
         self.log_dt = nn.Parameter(torch.rand(h) * (math.log(dt_max) - math.log(dt_min)) + math.log(dt_min))  # (H,)
         self.inv_A_real = nn.Parameter(torch.full((h, m), math.log(0.5)))      # (H, N/2)
-        self.A_imag = nn.Parameter(math.pi * torch.arange(m).float().repeat(h, 1))  # (H, N/2)
-        self.B = nn.Parameter(torch.view_as_real(torch.ones(h, m, dtype=torch.cfloat)))  # (H, N/2, 2)
-        self.C = nn.Parameter(torch.view_as_real(torch.randn(h, m, dtype=torch.cfloat)))  # (H, N/2, 2)
+        self.A_imag = nn.Parameter(math.pi * torch.arange(m, dtype=torch.get_default_dtype()).repeat(h, 1))  # (H, N/2)
+        self.B = nn.Parameter(torch.view_as_real(torch.ones(h, m, dtype=torch.get_default_dtype().to_complex())))  # (H, N/2, 2)
+        self.C = nn.Parameter(torch.view_as_real(torch.randn(h, m, dtype=torch.get_default_dtype().to_complex())))  # (H, N/2, 2)
 
     def discretize(self):
         "Ā (H, N/2) and C' = C·B·Δ/(1-ΔA/2) (H, N/2), complex."

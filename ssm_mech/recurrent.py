@@ -161,7 +161,7 @@ class Mamba(nn.Module):
             nn.init.uniform_(self.dt_proj.weight, -dt_rank ** -0.5, dt_rank ** -0.5)
             self.dt_proj.bias.copy_(_inv_softplus_dt(d_in, dt_min, dt_max, dt_init_floor))
         self.dt_proj.bias._no_reinit = True
-        A = torch.arange(1, d_state + 1, dtype=torch.float32).repeat(d_in, 1)  # (d_in, n)
+        A = torch.arange(1, d_state + 1, dtype=torch.get_default_dtype()).repeat(d_in, 1)  # (d_in, n)
         self.A_log = nn.Parameter(torch.log(A)); self.A_log._no_weight_decay = True
         self.D = nn.Parameter(torch.ones(d_in)); self.D._no_weight_decay = True
         self.out_proj = nn.Linear(d_in, d_model, bias=False)
@@ -175,17 +175,17 @@ _LOG2E = 1.4426950408889634  # e^z = 2^(z log2 e)
 class SelectiveScan(torch.autograd.Function):
     "Mamba's scan $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$, $y_t = \\langle s_t, C_t\\rangle$, with a hand-written backward."
     @staticmethod
-    def forward(ctx, delta, A, B, C, x, h0):
+    def forward(delta, A, B, C, x, h0, keep:bool):                # keep: store the states for backward
         b, l, d = delta.shape
         dl, xt = (t.transpose(0, 1).contiguous() for t in (delta, x))  # (l, b, d_in): time-major
         Bt, Ct = (t.transpose(0, 1).contiguous() for t in (B, C))  # (l, b, n)
-        At = A.t().contiguous()                                   # (n, d_in)
+        At = A.transpose(-1, -2).contiguous()                     # (n, d_in), or (b, n, d_in): one A per row
+        n = At.shape[-2]
         u = dl * xt                                               # (l, b, d_in): Δ x
-        keep = any(ctx.needs_input_grad)                          # store the states for backward?
-        dA = dl.new_empty(b, A.shape[1], d)                       # (b, n, d_in): e^{Δ_t A}, one step
-        hs = dl.new_empty(l if keep else 2, b, A.shape[1], d)     # (l, b, n, d_in): states
+        dA = dl.new_empty(b, n, d)                                # (b, n, d_in): e^{Δ_t A}, one step
+        hs = dl.new_empty(l if keep else 2, b, n, d)              # (l, b, n, d_in): states
         y = dl.new_empty(l, b, 1, d)                              # (l, b, 1, d_in)
-        h, A2 = (None if h0 is None else h0.transpose(1, 2)), At * _LOG2E  # (b, n, d_in), (n, d_in)
+        h, A2 = (None if h0 is None else h0.transpose(1, 2)), At * _LOG2E  # (b, n, d_in), like At
         for t in range(l):
             s_t = hs[t] if keep else hs[t % 2]
             a_t = torch.mul(dl[t, :, None, :], A2, out=dA).exp2_()  # (b, n, d_in): e^{Δ_t A}
@@ -193,13 +193,35 @@ class SelectiveScan(torch.autograd.Function):
             if h is not None: s_t.addcmul_(a_t, h)                # + e^{Δ_t A} s_{t-1}
             torch.bmm(Ct[t, :, None, :], s_t, out=y[t])           # (b, 1, d_in): <s_t, C_t>
             h = s_t
-        if keep: ctx.save_for_backward(dl, At, Bt, Ct, xt, u, h0, hs)
-        return y.view(l, b, d).transpose(0, 1), h.transpose(1, 2).contiguous()  # (b, l, d_in), (b, d_in, n)
+        saved = (dl, At, Bt, Ct, xt, u, hs) if keep else None
+        return y.view(l, b, d).transpose(0, 1), h.transpose(1, 2).contiguous(), saved
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.saved = None if output[2] is None else (*output[2], inputs[5])  # (dl, At, Bt, Ct, xt, u, hs, h0)
+
+    @staticmethod
+    def vmap(info, in_dims, delta, A, B, C, x, h0, keep):
+        "Under `torch.func.vmap` (a stack of K models): one call per member on a CPU, where each call's working set"
+        "then stays in cache as a solo run's does; one call on a GPU, the K axis folded into the batch axis."
+        K, ins = info.batch_size, [t if t is None or d is None else t.movedim(d, 0) for t, d in zip((delta, A, B, C, x, h0), in_dims)]
+        needs = lambda ts: torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
+        if not ins[0].is_cuda:
+            outs = []
+            for k in range(K):
+                ts = [t if t is None or d is None else t[k] for t, d in zip(ins, in_dims)]
+                outs.append(SelectiveScan.apply(*ts, needs(ts)))
+            return (torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs]), None), (0, 0, None)
+        rows = lambda t, d: None if t is None else (t if d is not None else t.expand(K, *t.shape)).flatten(0, 1)  # (K*b, ...)
+        delta, B, C, x, h0 = (rows(t, d) for t, d in zip((ins[0], *ins[2:]), (in_dims[0], *in_dims[2:6])))
+        A = ins[1] if in_dims[1] is None else ins[1].repeat_interleave(delta.shape[0] // K, 0)  # (K*b, d_in, n): per row
+        y, h, _ = SelectiveScan.apply(delta, A, B, C, x, h0, needs((delta, A, B, C, x, h0)))
+        return (y.unflatten(0, (K, -1)), h.unflatten(0, (K, -1)), None), (0, 0, None)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, gy, gh_last):                               # (b, l, d_in), (b, d_in, n)
-        dl, At, Bt, Ct, xt, u, h0, hs = ctx.saved_tensors
+    def backward(ctx, gy, gh_last, _):
+        dl, At, Bt, Ct, xt, u, hs, h0 = ctx.saved
         l, b, n, d = hs.shape
         gyt = gy.transpose(0, 1).contiguous()                     # (l, b, d_in)
         gB, gC = gy.new_empty(l, b, n), gy.new_empty(l, b, n)     # ∂B, ∂C
@@ -224,17 +246,19 @@ class SelectiveScan(torch.autograd.Function):
             torch.sum(gz.mul_(At), 1, out=gdz[t])                 # (b, d_in)
         gu = gu.view(l, b, d)                                     # (l, b, d_in)
         gh0 = None if h0 is None else (a_next * g).transpose(1, 2)  # (b, d_in, n)
-        return (gdz.add_(gu * xt).transpose(0, 1), gA.sum(0).t(), gB.transpose(0, 1),
-                gC.transpose(0, 1), (gu * dl).transpose(0, 1), gh0)
+        gA = gA.sum(0).t() if At.dim() == 2 else gA.transpose(1, 2)  # (d_in, n), or per row (b, d_in, n)
+        return (gdz.add_(gu * xt).transpose(0, 1), gA, gB.transpose(0, 1),
+                gC.transpose(0, 1), (gu * dl).transpose(0, 1), gh0, None)
 
 def selective_scan(delta, # (b, l, d_in) step sizes Δ > 0
-                   A, # (d_in, n) negative state matrix (diagonal per channel)
+                   A, # (d_in, n) negative state matrix (diagonal per channel), or one per row (b, d_in, n)
                    B, # (b, l, n) input maps
                    C, # (b, l, n) output maps
                    x, # (b, l, d_in) SSM input
                    h0=None): # (b, d_in, n) initial state, zeros if None
     "$y_t=\\langle s_t, C_t\\rangle$ (b, l, d_in) and the last state (b, d_in, n) of $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$."
-    return SelectiveScan.apply(delta, A, B, C, x, h0)
+    keep = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (delta, A, B, C, x, h0))
+    return SelectiveScan.apply(delta, A, B, C, x, h0, keep)[:2]
 
 # %% ../nbs/03_recurrent.ipynb #b968e92f
 @patch

@@ -19,8 +19,9 @@ from tqdm.auto import tqdm
 from .core import atomic_write
 from .runs import ExperimentConfig, Run, apply_overrides, config_node, read_status, read_yaml, write_status
 from .train import experiment_preset
+from .packed import pack_groups, resume_step
 from .results import read_runs_csv
-from .experiments import dissect_run, run_experiment
+from .experiments import dissect_run, run_experiment, run_packed_experiments
 
 # %% auto #0
 __all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
@@ -235,6 +236,55 @@ def _run_one(job:dict) -> dict:
     torch.set_num_threads(threads)
     return {"id": job["id"], "status": status, "error": error, "seconds": time.time() - t0}
 
+# %% ../nbs/07_sweep.ipynb #9a4c6d2e
+def _run_pack(job:dict) -> list[dict]:
+    "Train (or resume) the compatible planned runs of `job['pack']` as one packed model, then dissect each; never raises."
+    jobs = job["pack"]
+    if len(jobs) == 1: return [_run_one(jobs[0])]
+    import torch
+    runs = [Run(j["run_dir"]) for j in jobs]; dirs = [r.path for r in runs]
+    for d in dirs: d.mkdir(parents=True, exist_ok=True)
+    threads = torch.get_num_threads()
+    if job.get("threads"): torch.set_num_threads(job["threads"])
+    t0, error = time.time(), None
+    logs = [open(r.log_file, "a") for r in runs]
+    try:
+        for j, r, log in zip(jobs, runs, logs):
+            prior = r.status
+            print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} run {j['id']} ({j['label']}) on {os.uname().nodename}, packed with "
+                  + ", ".join(o["id"] for o in jobs if o is not j) + ", "
+                  + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), file=log, flush=True)
+        with contextlib.redirect_stdout(logs[0]), contextlib.redirect_stderr(logs[0]):
+            try:
+                run_packed_experiments([ExperimentConfig.from_dict(j["config"]) for j in jobs], dirs, resume=True, progress=False,
+                                       stop_at=jobs[0].get("stop_at"), cache_dir=jobs[0].get("cache_dir"))
+            except ValueError as e:
+                if "different steps" not in str(e): raise
+                print(f"{e}: training the pack's runs one by one", flush=True)
+                for log in logs: log.close()
+                return [_run_one(j) for j in jobs]
+    except Exception as e:
+        error = f"{type(e).__name__}: {e}"
+        for log in logs: traceback.print_exc(file=log)
+    results = []
+    for j, r, log in zip(jobs, runs, logs):
+        st = r.status; status, err = st.get("status"), (st.get("error") if st.get("status") == "failed" else None)
+        if error and status != "finished" and not err:
+            r.write_status(status="failed", error=error); status, err = "failed", error
+        if status == "finished" and j.get("dissect") and r.mechanism is None:
+            try:
+                with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                    print(f"dissecting with n={j['dissect_n']}", flush=True)
+                    dissect_run(r.path, n=j["dissect_n"], seed=0)
+            except Exception as e:
+                traceback.print_exc(file=log); err = f"dissect: {type(e).__name__}: {e}"
+        print(f"== {status} after {time.time() - t0:.1f}s" + (f": {err}" if err else ""), file=log, flush=True)
+        log.close()
+        results.append({"id": j["id"], "status": status, "error": err, "seconds": time.time() - t0})
+    torch.set_num_threads(threads)
+    return results
+
+
 # %% ../nbs/07_sweep.ipynb #8b53e374
 RUNNERS = ("local", "ray")
 
@@ -280,10 +330,12 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
               only:list|None=None,            # run only these run ids (others are left as they are)
               cache_dir=None,                 # dataset cache; default `sweep_dir/cache`
               ray_init:dict|None=None,        # keyword arguments for `ray.init` when Ray is not initialised yet
+              pack:int=1,                     # train up to this many compatible runs as one packed model (a job each)
               ) -> dict:
     "Run every unfinished run of `sweep` into `sweep_dir/runs/<id>/`; return a summary."
     sweep = load_sweep(sweep)
     _check_args(runner, workers, gpus_per_run, cpus_per_run, stop_at)
+    if not (isinstance(pack, int) and not isinstance(pack, bool) and pack >= 1): raise ValueError(f"pack must be an integer >= 1, got {pack!r}")
     plan = plan_sweep(sweep)
     ids = {p.id for p in plan}
     if only is not None:
@@ -309,10 +361,16 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
     bar = tqdm(total=len(selected), initial=skipped, disable=not progress, desc=f"sweep {sweep.name}", unit="run", dynamic_ncols=True)
     results = []
     def record(res):
-        results.append(res); bar.update(1)
+        for r in (res if isinstance(res, list) else [{**res, "id": i} for i in res["id"].split("+")]):  # a pack: one result per run
+            results.append(r); bar.update(1)
         bar.set_postfix(failed=sum(bool(r["error"]) for r in results))
     # Workers import the function by module path, so that it pickles by reference (also from notebooks).
     worker = importlib.import_module("ssm_mech.sweep")._run_one
+    if pack > 1:
+        cfgs = [None if j["error"] else ExperimentConfig.from_dict(j["config"]) for j in jobs]
+        groups = pack_groups(cfgs, pack, [resume_step(j["run_dir"]) for j in jobs])
+        jobs = [{"id": "+".join(jobs[i]["id"] for i in g), "pack": [jobs[i] for i in g], "threads": jobs[g[0]]["threads"]} for g in groups]
+        worker = importlib.import_module("ssm_mech.sweep")._run_pack
     try:
         if runner == "ray": _run_ray(jobs, worker, gpus_per_run, cpus_per_run or 1, ray_init, record)
         elif workers == 1:
