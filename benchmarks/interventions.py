@@ -1,24 +1,42 @@
-"""Speed of the full intervention-site sweep against a naive one-forward-per-site loop.
+"""Speed of the intervention-site sweep: full recomputation (the previous sweep), incremental (suffix) patching,
+and the attribution-patching screen; plus the cost of logging mechanism formation during training.
 
-For a 2-layer d=64 attention model and a 2-layer d=64 Mamba at the paper's AR configuration
-(vocabulary 8,196, 37 tokens), on 1,024 examples: every hook point inside the blocks (residual
-stream and mixer internals) x the six named positions x key and value corruption.
+For a 2-layer d=64 attention model and a 2-layer d=64 Mamba at the paper's AR configuration (vocabulary 8,196,
+37 tokens), untrained, on 1,024 examples: every hook point inside the blocks (residual stream and mixer
+internals) x the six named positions x key and value corruption.
 
-* sweep: `ssm_mech.interventions.patch_sweep` (clean and counterfactual runs once, patched runs
-  restart at the site's block, several sites stacked along the batch, head only at the answer).
-* naive: for every site, a full forward of the counterfactual batch (64 examples at a time, as the
-  paper's evaluator did) with a patching hook, computing logits at every position over the whole
-  vocabulary. It is timed on a random subset of sites and extrapolated linearly to all of them.
+* full: `patch_sweep(method="full")`, the previous sweep (clean and counterfactual runs once, patched runs
+  restart at the site's block and recompute every position, several sites stacked along the batch, head only at
+  the answer). It is the in-run baseline.
+* suffix: `patch_sweep()` (default `method="suffix"`): patched runs recompute only positions >= the patch, from
+  the site's block on, and skip runs whose patch cannot reach the read position (`ssm_mech.fast_patching`).
+* attribution: `attribution_sweep`, the gradient estimate of every site (one forward and one backward per
+  corruption).
+* naive (optional, --naive-sites k): one full forward per site per batch of 64 examples with full-vocabulary
+  logits at every position, as a hook-based evaluator does, timed on k random sites and extrapolated.
+* logger (optional, --logger): training the CPU AR preset with `MechanismLogger` every 1,000 steps; the share of
+  training time spent in the logger.
 
-Run: OMP_NUM_THREADS=2 python benchmarks/interventions.py [--naive-sites 12]
+Times are wall-clock seconds and process CPU seconds (with one thread, CPU time is what the sweep itself used,
+less affected by other jobs on a shared machine). Both tables (full and suffix) are compared.
+
+Run: python benchmarks/interventions.py [--threads 1] [--n 1024] [--naive-sites 0] [--logger] [--skip-full]
 """
 import argparse, os, platform, random, time
 
 import torch
 
-from ssm_mech.interventions import all_sites, patch_sweep, corrupt_tokens, cache_activations, patched, resolve_positions
+from ssm_mech.interventions import (all_sites, patch_sweep, corrupt_tokens, cache_activations, patched,
+                                    resolve_positions, MechanismLogger, attribution_sweep)
 from ssm_mech.model import LanguageModel, ModelConfig
 from ssm_mech.tasks import build_datasets, task_preset, token_classes
+
+
+def timed(fn):
+    "(result, wall seconds, process CPU seconds) of fn()."
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
 
 
 def naive_seconds(model, tokens, positions, sites, classes, batch=64):
@@ -38,27 +56,67 @@ def naive_seconds(model, tokens, positions, sites, classes, batch=64):
     return time.perf_counter() - t0
 
 
+def logger_share(steps=2000, every=1000):
+    "Train the CPU AR preset for `steps` steps logging the mechanism every `every`: (logger s, training s, calls)."
+    import tempfile
+    from ssm_mech.runs import apply_overrides
+    from ssm_mech.train import experiment_preset, train
+    cfg = apply_overrides(experiment_preset("ar-cpu"), {"train.max_steps": steps, "train.eval_every": steps,
+                                                         "train.checkpoint_every": steps})
+    cfg.train.mech_every = 0
+    inner = MechanismLogger(cfg.train.mech_sites, every)
+    spent = []
+    def cb(step, model, data, log):
+        w = time.process_time(); inner(step, model, data, log)
+        if inner.every and step % inner.every == 0: spent.append(time.process_time() - w)
+    with tempfile.TemporaryDirectory() as d:
+        _, wall, cpu = timed(lambda: train(cfg, d, progress=False, callbacks=[cb]))
+    return sum(spent), cpu, len(spent)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1024)
-    ap.add_argument("--naive-sites", type=int, default=12, help="sites timed for the naive loop (then extrapolated)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: as configured by the environment)")
+    ap.add_argument("--naive-sites", type=int, default=0, help="sites timed for the naive loop (then extrapolated); 0: skip")
+    ap.add_argument("--skip-full", action="store_true", help="skip the full-recomputation baseline")
+    ap.add_argument("--logger", action="store_true", help="also measure the mechanism logger's share of training time")
+    ap.add_argument("--models", default="attention,mamba")
     args = ap.parse_args()
+    if args.threads: torch.set_num_threads(args.threads)
     torch.manual_seed(0); random.seed(0)
     task = task_preset("ar_32", n_train=32, n_dev=args.n, n_test=32)
     ds = build_datasets(task)["dev"]
     classes = token_classes(task)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {platform.processor() or platform.machine()}, "
-          f"load {os.getloadavg()[0]:.1f}")
-    print(f"{'model':<10} {'sites':>6} {'sweep s':>9} {'naive s (extrap.)':>18} {'speed-up':>9}")
-    for mixer in ("attention", "mamba"):
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, n={args.n}")
+    print(f"{'model':<10} {'sites':>6} {'full s (cpu)':>14} {'suffix s (cpu)':>15} {'speed-up wall/cpu':>18} "
+          f"{'attribution s (cpu)':>20} {'max |Δ assoc|':>14} {'max |ΔR|':>9} {'naive s':>8}")
+    for mixer in args.models.split(","):
         model = LanguageModel(ModelConfig(mixer, d_model=64, vocab_size=task.vocab_size)).eval()
         sites = all_sites(model)
-        t0 = time.perf_counter()
-        patch_sweep(model, ds.tokens, ds.positions, sites, corruptions=("key", "value"), classes=classes)
-        sweep = time.perf_counter() - t0
-        sample = random.sample(sites, min(args.naive_sites, len(sites)))
-        naive = naive_seconds(model, ds.tokens, ds.positions, sample, classes) * len(sites) / len(sample)
-        print(f"{mixer:<10} {2 * len(sites):>6} {sweep:>9.1f} {naive:>18.1f} {naive / sweep:>8.1f}x")
+        sweep = lambda method: patch_sweep(model, ds.tokens, ds.positions, sites, corruptions=("key", "value"),
+                                           classes=classes, method=method, progress=False)
+        fast, fw, fc = timed(lambda: sweep("suffix"))
+        attribution_sweep(model, ds.tokens[:32], {k: v[:32] for k, v in ds.positions.items()}, classes=classes)  # warm-up
+        _, aw, ac = timed(lambda: attribution_sweep(model, ds.tokens, ds.positions, classes=classes))
+        if args.skip_full: full, sw, sc = None, float("nan"), float("nan")
+        else: full, sw, sc = timed(lambda: sweep("full"))
+        d_assoc = d_r = float("nan")
+        if full is not None:
+            d_assoc = (full.summary.association - fast.summary.association).abs().max()
+            d_r = (full.examples.R - fast.examples.R).abs().max()
+        naive = float("nan")
+        if args.naive_sites:
+            sample = random.sample(sites, min(args.naive_sites, len(sites)))
+            naive = naive_seconds(model, ds.tokens, ds.positions, sample, classes) * len(sites) / len(sample)
+        print(f"{mixer:<10} {2 * len(sites):>6} {sw:>7.1f} ({sc:>5.1f}) {fw:>7.1f} ({fc:>5.1f}) "
+              f"{sw / fw:>8.1f}x/{sc / fc:>5.1f}x {aw:>11.2f} ({ac:>5.2f}) {d_assoc:>14.1e} {d_r:>9.1e} {naive:>8.1f}", flush=True)
+    if args.logger:
+        spent, total, calls = logger_share()
+        print(f"mechanism logger: {calls} calls, {spent:.2f} s CPU of {total:.1f} s CPU training "
+              f"({100 * spent / (total - spent):.2f}% of training time)")
+    print(f"load after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

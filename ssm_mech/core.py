@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #01bbbbbb
 from __future__ import annotations
-import importlib, inspect, math, os, tempfile
+import copy, importlib, inspect, math, os, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -17,13 +17,14 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
-           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'ShortConv',
-           'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device',
-           'in_test']
+           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'SuffixCache', 'seq_full',
+           'causal_mask', 'seq_rows', 'seq_before', 'seq_linear', 'seq_state', 'record_times', 'record_state',
+           'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm',
+           'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
-          ("packed",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
+          ("packed",), ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
 
 def floor_of(module:str) -> int:
     "Floor (0 = core) of the `ssm_mech` module `module` ('ssm_mech.tasks' or 'tasks')."
@@ -137,6 +138,84 @@ def import_mixer(path:str) -> Callable:
     if not callable(obj): raise MixerImportError(f"{path!r} is a {type(obj).__name__}, not a mixer class or factory")
     return obj
 
+# %% ../nbs/00_core.ipynb #f8914451
+class SuffixCache:
+    "A recorded full run, and (as a window) per-example suffixes whose prefixes it supplies."
+    def __init__(self, L:int,   # length of the recorded sequences
+                 keep=None):    # (n, m) times whose recurrent states a recording keeps (-1: the empty state)
+        self.L, self.keep, self.store = L, keep, {}
+        self.recording, self.ex, self.start, self.slot, self.pos, self.at = True, None, None, None, None, None
+
+    def window(self, ex, # (B,) recorded example of each row
+               start, # (B,) first position each row computes
+               W:int, # window length (positions past L-1 are computed from clamped, finite inputs and ignored)
+               slot=None): # (B,) column of `keep` whose state each row starts from
+        "A view that computes positions start[i] .. start[i]+W-1 of recorded example ex[i]."
+        w = copy.copy(self)                                       # shares `store`
+        w.recording, w.ex, w.start, w.slot = False, ex, start, slot
+        w.pos = start[:, None] + torch.arange(W, device=start.device)  # (B, W) absolute positions
+        w.at = w.pos
+        return w
+
+    def gather(self, t):
+        "A recorded (n, L, ...) tensor at this window's rows and positions: (B, W, ...)."
+        return t[self.ex[:, None], self.pos.clamp(max=self.L - 1)]
+
+def seq_full(cache, mod, name:str, t):
+    "The whole sequence of `t` (b, l, ...) along axis 1: `t`, or in a window the recorded run with `t` spliced in (B, L, ...)."
+    if cache is None: return t
+    if cache.recording: cache.store[(mod, name)] = t.detach().contiguous(); return t
+    full = cache.store[(mod, name)][cache.ex]                    # (B, L, ...): a copy
+    ok = cache.pos < cache.L                                      # (B, W)
+    rows = torch.arange(len(full), device=t.device)[:, None].expand_as(ok)
+    if ok.all(): full[rows, cache.pos] = t.to(full.dtype)
+    else: full[rows[ok], cache.pos[ok]] = t[ok].to(full.dtype)
+    return full
+
+def causal_mask(cache, l:int, device):
+    "Which keys (last axis) each query (second-to-last axis) may see: (l, l), or (B, 1, W, L) in a window."
+    if cache is None or cache.recording: return torch.ones(l, l, dtype=torch.bool, device=device).tril()
+    return (torch.arange(cache.L, device=device) <= cache.pos[..., None])[:, None]
+
+def seq_rows(cache, t):
+    "A whole-sequence tensor (b, L, ...) at the window's own positions (b, W, ...); `t` itself without a window."
+    if cache is None or cache.recording: return t
+    return t[torch.arange(len(t), device=t.device)[:, None], cache.pos.clamp(max=cache.L - 1)]
+
+def seq_before(cache, mod, x, n:int):
+    "The `n` inputs before `x` (b, l, c) along axis 1: None (zeros), or in a window the recorded inputs (B, n, c)."
+    if cache is not None and cache.recording: cache.store[(mod, "before")] = x.detach().contiguous()
+    if cache is None or cache.recording: return None
+    rec = F.pad(cache.store[(mod, "before")], (0, 0, n, 0))     # (n_ex, n + L, c): zeros before position 0
+    idx = cache.start[:, None] + torch.arange(n, device=x.device)  # positions start-n .. start-1, shifted by n
+    return rec[cache.ex[:, None], idx].to(x.dtype)              # (B, n, c)
+
+def seq_linear(cache, mod, name:str, u, fn):
+    "`fn(u)` for a causal, linear, shift-invariant `fn`; in a window $y_{rec} + f(u - u_{rec})$ (exact by linearity)."
+    if cache is None: return fn(u)
+    if cache.recording:
+        y = fn(u); cache.store[(mod, name)] = (u.detach().contiguous(), y.detach().contiguous()); return y
+    u0, y0 = cache.store[(mod, name)]
+    return cache.gather(y0) + fn(u - cache.gather(u0))
+
+def seq_state(cache, mod, name:str="state"):
+    "Initial state of a scan: None (zeros), or in a window the recorded state at start-1 of each row."
+    if cache is None or cache.recording: return None
+    return cache.store[(mod, name)][cache.ex, cache.slot]
+
+def record_times(cache):
+    "(n, m) times whose states a recording keeps, or None."
+    return cache.keep if cache is not None and cache.recording else None
+
+def record_state(cache, mod, states, name:str="state"):
+    "Store the kept states (n, m, ...) of a recording."
+    if states is not None: cache.store[(mod, name)] = states.detach()
+
+def states_at(hs, times):
+    "States (b, l, ...) at `times` (b, m), zeros at time -1: (b, m, ...)."
+    hs = torch.cat([torch.zeros_like(hs[:, :1]), hs], 1)          # (b, 1+l, ...)
+    return hs[torch.arange(len(hs), device=hs.device)[:, None], times + 1]
+
 # %% ../nbs/00_core.ipynb #8bdf860c
 class ShortConv(nn.Module):
     "Causal depthwise convolution over the sequence axis of a `(b, l, c)` tensor."
@@ -147,9 +226,12 @@ class ShortConv(nn.Module):
         self.conv = nn.Conv1d(channels, channels, kernel_size, groups=channels,
                               padding=kernel_size - 1, bias=bias)
 
-    def forward(self, x):                                         # x: (b, l, c)
-        l = x.shape[1]
-        y = self.conv(x.transpose(1, 2))[..., :l]                 # (b, c, l)
+    def forward(self, x, cache=None):                             # x: (b, l, c)
+        pre = seq_before(cache, self, x, self.kernel_size - 1)    # None (zeros), or the inputs before a window
+        if cache is None or cache.recording:                      # zeros before the sequence: the conv's own padding
+            return self.conv(x.transpose(1, 2))[..., :x.shape[1]].transpose(1, 2)  # (b, l, c)
+        y = F.conv1d(torch.cat([pre, x], 1).transpose(1, 2), self.conv.weight, self.conv.bias,
+                     groups=x.shape[-1])                          # (b, c, l): the recorded inputs instead of zeros
         return y.transpose(1, 2)                                  # (b, l, c)
 
     def step(self, x, state=None):

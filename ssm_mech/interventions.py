@@ -20,12 +20,13 @@ import torch.nn.functional as F
 from .core import HookPoint, hook_points
 from .tasks import NAMED_POSITIONS, token_classes
 from .model import LanguageModel
+from .fast_patching import SuffixPlan, Progress
 
 # %% auto #0
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
            'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep',
-           'per_query_sweep', 'all_sites', 'resid_sites', 'describe_hook', 'upgrade_hook', 'Verdict',
-           'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
+           'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook', 'upgrade_hook',
+           'Verdict', 'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
            'MechanismLogger', 'parse_site']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
@@ -127,10 +128,14 @@ def patched(model:nn.Module, patches:list):
 # %% ../nbs/06_interventions.ipynb #42550c3c
 def forward_from(model:LanguageModel, layer:int, resid, read_at) -> torch.Tensor:
     "Logits (n, vocab) at positions `read_at` (n,), running blocks `layer`.. on residual stream `resid` (n, l, d)."
+    h = _hidden_from(model, layer, resid)                                    # (n, l, d)
+    return model.logits(h[torch.arange(len(h), device=h.device), read_at])  # (n, vocab)
+
+def _hidden_from(model:LanguageModel, layer:int, resid) -> torch.Tensor:
+    "Final hidden states (n, l, d) running blocks `layer`.. on residual stream `resid` (n, l, d)."
     x = resid
     for blk in model.blocks[max(layer, 0):]: x = blk(x)
-    h = model.hook_final(model.ln_f(x))                                      # (n, l, d)
-    return model.logits(h[torch.arange(len(h), device=h.device), read_at])  # (n, vocab)
+    return model.hook_final(model.ln_f(x))
 
 def _block_inputs(model:LanguageModel, tokens, read_at):
     "Residual stream at the input of every block (list of (n, l, d)) and the logits at `read_at`."
@@ -162,6 +167,14 @@ class SweepResult:
         cols = ["corruption", "site", "O", "C", "R", "R_minus_C", "association", "kl", "best_share"]
         return self.summary[cols].round(3).to_html(index=False)
 
+def _read_scores(model, h, answer, chunk:int=64):
+    "Log-sum-exp of the logits and the answer's logit (each (B,)) from final hidden states h (B, d), a few rows at a time."
+    lse, rl = h.new_empty(len(h), dtype=torch.float32), h.new_empty(len(h), dtype=torch.float32)
+    for i in range(0, len(h), chunk):                                         # (chunk, vocab) logits stay in cache
+        lg = model.logits(h[i:i + chunk]).float()
+        lse[i:i + chunk], rl[i:i + chunk] = lg.logsumexp(-1), lg.gather(1, answer[i:i + chunk, None])[:, 0]
+    return lse, rl
+
 def _answers(ds_tokens, positions):
     return ds_tokens[torch.arange(len(ds_tokens)), positions["answer"]]
 
@@ -179,9 +192,12 @@ def patch_sweep(model:LanguageModel,
                 classes:dict | None = None,   # {position: candidate token ids}, see `ssm_mech.tasks.token_classes`
                 seed:int=0,                   # seed of the counterfactual draws
                 read:str="query",             # position whose logits predict the answer
-                batch_rows:int=2048,          # rows per patched forward (sites x examples)
+                batch_rows:int=2048,          # rows per patched forward (sites x examples), method "full"
+                method:str="suffix",          # "suffix": recompute only positions >= p (`fast_patching`); "full": every position
+                progress:bool=True,           # report progress of sweeps longer than a few seconds
                 ) -> SweepResult:
     "Patch every site from the clean into the counterfactual run; see the page for the metrics."
+    if method not in ("suffix", "full"): raise ValueError(f"method must be 'suffix' or 'full', got {method!r}")
     model.eval(); dev = next(model.parameters()).device
     sites = [_resolve_block(s if isinstance(s, Site) else Site(*s), len(model.blocks)) for s in sites]
     tokens = tokens.to(dev); positions = {k: v.to(dev) for k, v in positions.items()}
@@ -189,40 +205,35 @@ def patch_sweep(model:LanguageModel,
     read_at = resolve_positions(read, positions, L)
     answer = _answers(tokens, positions)
     site_idx = {s: resolve_positions(s.position, positions, L) for s in sites}
-    corr = corruptions if isinstance(corruptions, dict) else {c: None for c in corruptions}
-    with cache_activations(model, {(s.hook, str(s.position)): site_idx[s] for s in sites}) as clean:   # one clean run for all corruptions
+    wanted = {(s.hook, str(s.position)): site_idx[s] for s in sites}
+    with cache_activations(model, wanted) as clean:                           # one clean run for all corruptions
         O, O_logit, lp_clean = _scores(model.logits(model.hidden(tokens)[torch.arange(n, device=dev), read_at]), answer)
+    neg_entropy = (lp_clean.exp() * lp_clean).sum(-1)                          # (n,)
+    p_head = lp_clean.exp().double() @ model.embed.weight.double()             # (n, d): the clean distribution through the head
     ex_rows, sum_rows = [], []
-    for ci, (cname, fn) in enumerate(corr.items()):
-        if fn is None:
-            if classes is None or cname not in classes:
-                raise ValueError(f"corruption {cname!r} needs candidate tokens: pass classes={{'{cname}': ids}}")
-            cf = corrupt_tokens(tokens.cpu(), {k: v.cpu() for k, v in positions.items()}, cname, classes[cname], seed + ci).to(dev)
+    for cname, cf in _counterfactuals(tokens, positions, corruptions, classes, seed):
+        vals = [clean[(s.hook, str(s.position))] for s in sites]
+        if method == "suffix":
+            with cache_activations(model, wanted) as cf_vals:                 # the recorded counterfactual run
+                plan = SuffixPlan(model, cf, sites, [site_idx[s] for s in sites], vals, read_at)
+            same = torch.stack([(v == cf_vals[k].to(v)).flatten(1).all(1) for v, k in zip(vals, wanted)]) if sites else None
+            batches = plan.schedule(skip=same)                                # a patch equal to the corrupted value is a no-op
+            cf_logits, steps = model.logits(plan.cf_hidden), len(batches)
+            runs = lambda progress: plan.run(batches, progress)
         else:
-            cf = fn(tokens.clone(), positions, torch.Generator().manual_seed(seed + ci)).to(dev)
-        inputs, cf_logits = _block_inputs(model, cf, read_at)
-        C, C_logit, _ = _scores(cf_logits, answer)
-        R = torch.empty(len(sites), n, device=dev); R_logit = torch.empty_like(R); KL = torch.empty_like(R)
-        order = sorted(range(len(sites)), key=lambda i: sites[i].layer)
-        k = max(1, batch_rows // n)
-        groups = [[i for i in order if _start(sites[i], model) == g] for g in sorted({_start(s, model) for s in sites})]
-        for grp in groups:
-            for j in range(0, len(grp), k):
-                chunk = grp[j:j + k]
-                rows = [torch.arange(t * n, (t + 1) * n, device=dev) for t in range(len(chunk))]
-                patches = [(sites[i].hook, rows[t], site_idx[sites[i]], clean[(sites[i].hook, str(sites[i].position))])
-                           for t, i in enumerate(chunk)]
-                start = _start(sites[chunk[0]], model)
-                with patched(model, patches):
-                    if start < 0:
-                        h = model.hidden(cf.repeat(len(chunk), 1))
-                        logits = model.logits(h[torch.arange(len(h), device=dev), read_at.repeat(len(chunk))])
-                    else:
-                        logits = forward_from(model, start, inputs[start].repeat(len(chunk), 1, 1), read_at.repeat(len(chunk)))
-                r, rl, lp = _scores(logits, answer.repeat(len(chunk)))
-                kl = (lp_clean.exp().repeat(len(chunk), 1) * (lp_clean.repeat(len(chunk), 1) - lp)).sum(-1)
-                for t, i in enumerate(chunk):
-                    R[i], R_logit[i], KL[i] = r[t*n:(t+1)*n], rl[t*n:(t+1)*n], kl[t*n:(t+1)*n]
+            inputs, cf_logits = _block_inputs(model, cf, read_at)
+            runs = lambda progress: _full_runs(model, cf, inputs, sites, [site_idx[s] for s in sites], vals, read_at, batch_rows, progress)
+            steps = len(sites)
+        C, C_logit, lp_cf = _scores(cf_logits, answer)
+        R, R_logit = C.repeat(len(sites), 1), C_logit.repeat(len(sites), 1)   # runs a patch cannot affect keep C
+        KL = (lp_clean.exp() * (lp_clean - lp_cf)).sum(-1).repeat(len(sites), 1)
+        prog = Progress(steps, f"patch_sweep {cname}") if progress else None
+        for si, ex, h in runs(progress=prog):
+            lse, rl = _read_scores(model, h, answer[ex])
+            R[si, ex], R_logit[si, ex] = (rl - lse).exp(), rl
+            # KL(clean || patched) = sum p log p - p . logits + lse, and p . logits = h . (p E) for the tied head
+            KL[si, ex] = neg_entropy[ex] - (h.double() * p_head[ex]).sum(-1).float() + lse
+        if prog is not None: prog.close()
         # best restoring site per example; -1 where no site restores anything
         best = torch.where(R.max(0).values > C + 1e-9, R.argmax(0), -1) if len(sites) else None
         denom = (O.mean() - C.mean()).item()
@@ -240,6 +251,35 @@ def patch_sweep(model:LanguageModel,
                                              best=(best == i).cpu().numpy())))
     examples = pd.concat(ex_rows, ignore_index=True) if ex_rows else pd.DataFrame()
     return SweepResult(examples, pd.DataFrame(sum_rows))
+
+def _counterfactuals(tokens, positions, corruptions, classes, seed):
+    "(name, counterfactual tokens) per corruption: seed + i for the i-th, drawn by `corrupt_tokens` or the given function."
+    corr = corruptions if isinstance(corruptions, dict) else {c: None for c in corruptions}
+    for ci, (cname, fn) in enumerate(corr.items()):
+        if fn is None:
+            if classes is None or cname not in classes:
+                raise ValueError(f"corruption {cname!r} needs candidate tokens: pass classes={{'{cname}': ids}}")
+            cf = corrupt_tokens(tokens.cpu(), {k: v.cpu() for k, v in positions.items()}, cname, classes[cname], seed + ci)
+        else: cf = fn(tokens.clone(), positions, torch.Generator().manual_seed(seed + ci))
+        yield cname, cf.to(tokens.device)
+
+def _full_runs(model, cf, inputs, sites, site_idx, vals, read_at, batch_rows, progress=None):
+    "Yield (site index, example, logits) of patched runs recomputing every position from the site's block on."
+    n, dev = len(cf), cf.device
+    order = sorted(range(len(sites)), key=lambda i: sites[i].layer)
+    k = max(1, batch_rows // n)
+    groups = [[i for i in order if _start(sites[i], model) == g] for g in sorted({_start(s, model) for s in sites})]
+    for grp in groups:
+        for j in range(0, len(grp), k):
+            chunk = grp[j:j + k]
+            rows = [torch.arange(t * n, (t + 1) * n, device=dev) for t in range(len(chunk))]
+            patches = [(sites[i].hook, rows[t], site_idx[i], vals[i]) for t, i in enumerate(chunk)]
+            start = _start(sites[chunk[0]], model)
+            with patched(model, patches):
+                x = model.hidden(cf.repeat(len(chunk), 1)) if start < 0 else _hidden_from(model, start, inputs[start].repeat(len(chunk), 1, 1))
+                h = x[torch.arange(len(x), device=dev), read_at.repeat(len(chunk))]  # (rows, d)
+            if progress is not None: progress.update(len(chunk))
+            yield (torch.tensor(chunk, device=dev).repeat_interleave(n), torch.arange(n, device=dev).repeat(len(chunk)), h)
 
 def _resolve_block(site:Site, n_blocks:int) -> Site:
     "`blocks.-1.…` (counted from the last block) as the block's index."
@@ -273,6 +313,69 @@ def all_sites(model:LanguageModel, positions=NAMED_POSITIONS, hooks:Iterable[str
 def resid_sites(model:LanguageModel, positions=NAMED_POSITIONS, point:str="hook_resid_pre") -> list[Site]:
     "One residual-stream point of every block × positions (the layer × position grid of the paper's heatmaps)."
     return [Site(f"blocks.{i}.{point}", p) for i in range(len(model.blocks)) for p in positions]
+
+# %% ../nbs/06_interventions.ipynb #dde16352
+def _summarise(cname, sites, O, C, R, n) -> tuple:
+    "Summary rows and the per-example frame of one corruption, in `patch_sweep`'s columns (R: (sites, n))."
+    denom = (O.mean() - C.mean()).item()
+    Rm = R.mean(1).tolist()
+    rows = [dict(corruption=cname, site=str(s), hook=s.hook, layer=s.layer, position=str(s.position),
+                 O=O.mean().item(), C=C.mean().item(), R=Rm[i], R_minus_C=Rm[i] - C.mean().item(),
+                 association=(Rm[i] - C.mean().item()) / denom if abs(denom) > 1e-12 else float("nan"),
+                 O_logit=np.nan, C_logit=np.nan, R_logit=np.nan, kl=np.nan, best_share=np.nan, n=n)
+            for i, s in enumerate(sites)]
+    k = len(sites)
+    ex = pd.DataFrame(dict(corruption=cname, site=np.repeat([str(s) for s in sites], n), example=np.tile(np.arange(n), k),
+                           O=np.tile(O.cpu().numpy(), k), C=np.tile(C.cpu().numpy(), k), R=R.cpu().numpy().ravel(),
+                           O_logit=np.nan, C_logit=np.nan, R_logit=np.nan, kl=np.nan, best=False))
+    return rows, [ex]
+
+def attribution_sweep(model:LanguageModel,
+                      tokens:torch.Tensor,          # (n, l) clean inputs
+                      positions:dict,               # named positions, each (n,)
+                      sites=None,                   # `Site`s; default: every hook inside the blocks x the named positions
+                      corruptions=("key", "value"), # as in `patch_sweep` (same counterfactuals for the same seed)
+                      classes:dict | None = None,   # {position: candidate token ids}
+                      seed:int=0,
+                      read:str="query") -> SweepResult:
+    "Attribution patching: R - C of every site estimated as (clean - corrupted activation) . gradient, one backward per corruption."
+    was = model.training; model.eval(); dev = next(model.parameters()).device
+    sites = [s if isinstance(s, Site) else Site(*s) for s in (all_sites(model) if sites is None else sites)]
+    tokens = tokens.to(dev); positions = {k: v.to(dev) for k, v in positions.items()}
+    n, L = tokens.shape
+    read_at, answer = resolve_positions(read, positions, L), _answers(tokens, positions)
+    site_idx = [resolve_positions(s.position, positions, L) for s in sites]
+    hps, hooks, rows = hook_points(model), sorted({s.hook for s in sites}), torch.arange(n, device=dev)
+    p_answer = lambda h: model.logits(h[rows, read_at]).float().log_softmax(-1).gather(1, answer[:, None])[:, 0].exp()  # (n,)
+    acts = {}
+    def keep(mod, inp, out, name):
+        if out.requires_grad: out.retain_grad()
+        acts[name] = out
+    handles = [hps[h].register_forward_hook(lambda m, i, o, h=h: keep(m, i, o, h)) for h in hooks]
+    handles.append(model.hook_embed.register_forward_hook(lambda m, i, o: o.detach().requires_grad_()))  # gradients start here
+    frozen = [p for p in model.parameters() if p.requires_grad]
+    for p in frozen: p.requires_grad_(False)                                 # gradients for activations only
+    sum_rows, ex_rows = [], []
+    try:
+        with hooks_removed_after(handles):
+            with torch.no_grad(): O = p_answer(model.hidden(tokens))
+            clean = {h: a.detach() for h, a in acts.items()}
+            for ci, (cname, cf) in enumerate(_counterfactuals(tokens, positions, corruptions, classes, seed)):
+                with torch.enable_grad():
+                    C = p_answer(model.hidden(cf))
+                    C.sum().backward()                                       # examples are independent: one backward
+                est = {}
+                for h in hooks:
+                    a, seq = acts[h], hps[h].seq_dim
+                    g = a.grad if a.grad is not None else torch.zeros_like(a)
+                    est[h] = ((clean[h] - a.detach()) * g).movedim(seq, 1).flatten(2).sum(-1)  # (n, L)
+                R = torch.stack([C.detach() + est[s.hook][rows, site_idx[i]] for i, s in enumerate(sites)])  # (sites, n)
+                r, e = _summarise(cname, sites, O, C.detach(), R, n)
+                sum_rows += r; ex_rows += e
+    finally:
+        for p in frozen: p.requires_grad_(True)
+        model.train(was)
+    return SweepResult(pd.concat(ex_rows, ignore_index=True) if ex_rows else pd.DataFrame(), pd.DataFrame(sum_rows))
 
 # %% ../nbs/06_interventions.ipynb #h0000002
 HOOK_GLOSSARY = {'model': [('hook_embed', 'token (+ position) embeddings', '(b, l, d)'),

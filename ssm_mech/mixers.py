@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from einops import einsum, rearrange, repeat
 
 from .core import (HookPoint, register_mixer, ShortConv, fft_causal_conv,
-                           implicit_positions)
+                           implicit_positions, seq_full, causal_mask, seq_rows, seq_linear)
 
 # %% auto #0
 __all__ = ['TRAIN_VIEWS', 'MHA', 'MLP', 'ImplicitLongConv', 'BaseConv', 'taylor_features', 'BasedLinearAttention', 'based', 'Sin',
@@ -28,6 +28,7 @@ def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
 @register_mixer("attention", doc="multi-head softmax attention (1 head in the paper)")
 class MHA(nn.Module):
     "Causal multi-head softmax attention, as zoology's `MHA`."
+    readout_hooks = ("hook_q", "hook_pattern", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int, # model width d
                  n_heads:int=1, # number of heads H; must divide d_model
                  bias:bool=False): # bias of the qkv projection (the output projection always has one)
@@ -40,13 +41,14 @@ class MHA(nn.Module):
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
         self.hook_pattern, self.hook_y = HookPoint(seq_dim=2), HookPoint()
 
-    def forward(self, x):                                                       # x: (b, l, d)
+    def forward(self, x, cache=None):                                           # x: (b, l, d)
         l = x.shape[1]
         qkv = rearrange(self.Wqkv(x), "b l (three h e) -> three b l h e", three=3, h=self.n_heads)
         q, k, v = self.hook_q(qkv[0]), self.hook_k(qkv[1]), self.hook_v(qkv[2])  # (b, l, h, d_h) each
-        s = einsum(q, k, "b i h e, b j h e -> b h i j") / math.sqrt(self.d_head)  # (b, h, l, l)
-        future = torch.ones(l, l, dtype=torch.bool, device=x.device).triu(1)    # (l, l): j > i
-        s = s.to(_softmax_dtype(s)).masked_fill(future, float("-inf"))          # (b, h, l, l)
+        k, v = seq_full(cache, self, "k", k), seq_full(cache, self, "v", v)     # (b, L, h, d_h): a window's prefix is recorded
+        s = einsum(q, k, "b i h e, b j h e -> b h i j") / math.sqrt(self.d_head)  # (b, h, l, L)
+        seen = causal_mask(cache, l, x.device)                                  # (l, L): j <= i
+        s = s.to(_softmax_dtype(s)).masked_fill(~seen, float("-inf"))           # (b, h, l, L)
         p = self.hook_pattern(s.softmax(-1).to(v.dtype))                        # (b, h, l, l)
         z = einsum(p, v, "b h i j, b j h e -> b i h e")                         # (b, l, h, d_h)
         z = self.hook_y(rearrange(z, "b l h e -> b l (h e)"))                   # (b, l, d)
@@ -84,8 +86,9 @@ class ImplicitLongConv(nn.Module):
         if l > self.l_max: raise ValueError(f"sequence length {l} exceeds l_max={self.l_max}")
         return self.filter_mlp(self.z[0, :l]).T                                # (d, l)
 
-    def forward(self, x):                                                       # x: (b, l, d)
-        return fft_causal_conv(x, self.filter(x.shape[1])) + x                  # (b, l, d)
+    def forward(self, x, cache=None):                                           # x: (b, l, d)
+        conv = lambda u: fft_causal_conv(u, self.filter(u.shape[1])) + u        # linear: a window convolves only its change
+        return seq_linear(cache, self, "conv", x, conv)                         # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #d51c826e
 def _check_kernel_size(k, name="kernel_size"):
@@ -110,8 +113,8 @@ class BaseConv(nn.Module):
         self.conv = ImplicitLongConv(d_model, l_max) if kernel_size == -1 else ShortConv(d_model, kernel_size)
         self.hook_conv_out, self.hook_proj = HookPoint(), HookPoint()
 
-    def forward(self, x):                                                       # x: (b, l, d)
-        u_conv = self.hook_conv_out(self.conv(x))                               # (b, l, d)
+    def forward(self, x, cache=None):                                           # x: (b, l, d)
+        u_conv = self.hook_conv_out(self.conv(x, cache))                        # (b, l, d)
         u_proj = self.hook_proj(self.projection(x))                             # (b, l, d)
         return u_conv * u_proj + x                                              # (b, l, d)
 
@@ -153,15 +156,17 @@ class BasedLinearAttention(nn.Module):
         v = self.hook_v(rearrange(self.proj_v(x), "b l (h e) -> b l h e", h=h))  # (b, l, H, d_h)
         return self.hook_q_feat(taylor_features(q)), self.hook_k_feat(taylor_features(k)), v  # (b, l, H, D) x2
 
-    def forward(self, x):                                                       # x: (b, l, d)
+    def forward(self, x, cache=None):                                           # x: (b, l, d)
         fq, fk, v = self._features(x)
+        fk, v = seq_full(cache, self, "fk", fk), seq_full(cache, self, "v", v)  # (b, L, ...): a window's prefix is recorded
         if self.train_view == "quadratic":
-            a = einsum(fq, fk, "b i h D, b j h D -> b h i j").tril()            # (b, H, l, l)
+            seen = causal_mask(cache, fq.shape[1], x.device)                    # (l, L)
+            a = einsum(fq, fk, "b i h D, b j h D -> b h i j") * seen            # (b, H, l, L)
             num = einsum(a, v, "b h i j, b j h e -> b i h e")                   # (b, l, H, d_h)
         else:
-            kv = einsum(fk, v, "b l h D, b l h e -> b l h D e").cumsum(1)       # (b, l, H, D, d_h)
+            kv = seq_rows(cache, einsum(fk, v, "b l h D, b l h e -> b l h D e").cumsum(1))  # (b, l, H, D, d_h)
             num = einsum(fq, kv, "b l h D, b l h D e -> b l h e")               # (b, l, H, d_h)
-        den = einsum(fq, fk.cumsum(1), "b l h D, b l h D -> b l h") + self.eps  # (b, l, H)
+        den = einsum(fq, seq_rows(cache, fk.cumsum(1)), "b l h D, b l h D -> b l h") + self.eps  # (b, l, H)
         y = self.hook_y(rearrange(num / den[..., None], "b l h e -> b l (h e)"))  # (b, l, d)
         return self.proj_o(y)                                                   # (b, l, d)
 
@@ -228,8 +233,8 @@ class HyenaFilter(nn.Module):
         window = torch.exp(-self.t[:l] * self.deltas.abs())                     # (l, d)
         return (self.implicit_filter(self.z[0, :l]) * window).T                # (d, l)
 
-    def forward(self, v):                                                       # v: (b, l, d)
-        y = fft_causal_conv(v, self.filter(v.shape[1]))                         # (b, l, d)
+    def forward(self, v, cache=None):                                           # v: (b, l, d)
+        y = seq_linear(cache, self, "conv", v, lambda u: fft_causal_conv(u, self.filter(u.shape[1])))  # (b, l, d)
         return y + v * self.D if self.bias else y                               # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #b82c6fd4
@@ -250,11 +255,11 @@ class Hyena(nn.Module):
         self.hook_short_conv_out, self.hook_x1, self.hook_x2 = HookPoint(), HookPoint(), HookPoint()
         self.hook_v, self.hook_long_conv_out, self.hook_y = HookPoint(), HookPoint(), HookPoint()
 
-    def forward(self, x):                                                       # x: (b, l, d)
-        u = self.hook_short_conv_out(self.short_filter(self.in_proj(x)))        # (b, l, 3d)
+    def forward(self, x, cache=None):                                           # x: (b, l, d)
+        u = self.hook_short_conv_out(self.short_filter(self.in_proj(x), cache)) # (b, l, 3d)
         x1, x2, v = u.split(self.d_model, dim=-1)                               # (b, l, d) each
         x1, x2, v = self.hook_x1(x1), self.hook_x2(x2), self.hook_v(v)
-        v = self.hook_long_conv_out(self.filter_fn(v * x1))                     # (b, l, d)
+        v = self.hook_long_conv_out(self.filter_fn(v * x1, cache))              # (b, l, d)
         return self.out_proj(self.hook_y(v * x2))                             # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #e8016308
@@ -325,15 +330,16 @@ class H3(nn.Module):
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
         self.hook_k_shift, self.hook_kv_ssm_out, self.hook_y = HookPoint(), HookPoint(), HookPoint()
 
-    def forward(self, x):                                                       # x: (b, l, d)
-        l, p = x.shape[1], self.head_dim
-        lk = min(l, self.l_max)
+    def forward(self, x, cache=None):                                           # x: (b, l, d)
+        p = self.head_dim
+        lk = lambda u: min(u.shape[1], self.l_max)                              # kernel length for input u
         q, k, v = self.hook_q(self.q_proj(x)), self.hook_k(self.k_proj(x)), self.hook_v(self.v_proj(x))  # (b, l, d)
-        k = self.hook_k_shift(fft_causal_conv(k, self.shift_kernel(lk)) + k * self.ssm_k_D)  # (b, l, d)
+        shift = lambda u: fft_causal_conv(u, self.shift_kernel(lk(u)))          # both SSMs are linear convolutions:
+        k = self.hook_k_shift(seq_linear(cache, self, "shift", k, shift) + k * self.ssm_k_D)  # a window convolves its change
         kv = (rearrange(k, "b l (h i) -> b l h i 1", i=p)
               * rearrange(v, "b l (h j) -> b l h 1 j", j=p))                    # (b, l, H, p, p)
-        kern = repeat(self.kernel(lk), "h l -> (h i j) l", i=p, j=p)            # (H*p*p, lk)
-        y = fft_causal_conv(rearrange(kv, "b l h i j -> b l (h i j)"), kern)    # (b, l, H*p*p)
+        diag = lambda u: fft_causal_conv(u, repeat(self.kernel(lk(u)), "h l -> (h i j) l", i=p, j=p))  # kernel (H*p*p, lk)
+        y = seq_linear(cache, self, "kv", rearrange(kv, "b l h i j -> b l (h i j)"), diag)  # (b, l, H*p*p)
         y = rearrange(y, "b l (h i j) -> b l h i j", i=p, j=p) + kv * self.D[:, None, None]  # (b, l, H, p, p)
         y = self.hook_kv_ssm_out(y)
         o = einsum(rearrange(q, "b l (h i) -> b l h i", i=p), y, "b l h i, b l h i j -> b l j h")  # (b, l, p, H)

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/model.html.md"""
 
 # %% ../nbs/04_model.ipynb #8193178a
 from __future__ import annotations
-import json, math, os, tempfile
+import inspect, json, math, os, tempfile
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import save_file, load_file
 
-from .core import HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device
+from .core import HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device, seq_full
 from .mixers import MLP
 
 # %% auto #0
@@ -76,13 +76,31 @@ class Block(nn.Module):
             self.mlp = MLP(d)
             self.hook_resid_mid, self.hook_mlp_in, self.hook_mlp_out = HookPoint(), HookPoint(), HookPoint()
 
-    def forward(self, r):                                                  # r: (b, l, d)
+    def forward(self, r, # (b, l, d) residual stream
+                cache=None, # a `SuffixCache` (recording, or a window of per-example suffixes)
+                last=None): # (b,) the one position per row whose output is needed (the last block of a patched run)
         r = self.hook_resid_pre(r)
-        r = r + self.hook_mixer_out(self.mixer(self.hook_mixer_in(self.norm1(r))))
+        m = self._mix(self.hook_mixer_in(self.norm1(r)), cache)
+        if last is not None:                                               # keep one position per row from here on
+            rows = torch.arange(len(r), device=r.device)
+            r, m, cache.at = r[rows, last, None], m[rows, last, None], cache.at[rows, last, None]  # (b, 1, ...)
+        r = r + self.hook_mixer_out(m)
         if self.kind == "transformer":
             r = self.hook_resid_mid(r)
             r = r + self.hook_mlp_out(self.mlp(self.hook_mlp_in(self.norm2(r))))
         return self.hook_resid_post(r)
+
+    def _mix(self, x, cache):
+        "The mixer on x (b, l, d); in a window, a mixer without a `cache` argument runs on the whole spliced sequence."
+        if cache is None: return self.mixer(x)
+        if "cache" in inspect.signature(self.mixer.forward).parameters:
+            return self.mixer(x, cache)
+        full = seq_full(cache, self, "mixer_in", x)                       # (b, L, d)
+        if cache.recording: return self.mixer(full)
+        at, cache.at = cache.at, torch.arange(cache.L, device=x.device).expand(len(x), -1)  # hooks see all L positions
+        try: y = self.mixer(full)                                          # (b, L, d)
+        finally: cache.at = at
+        return y[torch.arange(len(y), device=y.device)[:, None], cache.pos.clamp(max=cache.L - 1)]  # (b, W, d)
 
 # %% ../nbs/04_model.ipynb #0dc9413c
 class LanguageModel(nn.Module):
@@ -99,8 +117,8 @@ class LanguageModel(nn.Module):
         self.hook_final = HookPoint()
         if cfg.init == "zoology": init_zoology(self)
 
-    def hidden(self, tokens):
-        "Final normalised hidden states (b, l, d) of `tokens` (b, l)."
+    def hidden(self, tokens, cache=None):
+        "Final normalised hidden states (b, l, d) of `tokens` (b, l); `cache` records what suffix windows need."
         b, l = tokens.shape
         x = self.embed(tokens)                                             # (b, l, d)
         if self.pos_embed is not None:
@@ -108,7 +126,7 @@ class LanguageModel(nn.Module):
                 raise ValueError(f"sequence length {l} exceeds model.max_len={self.config.max_len} (the position table)")
             x = x + self.pos_embed(torch.arange(l, device=tokens.device))  # (b, l, d)
         x = self.hook_embed(x)
-        for blk in self.blocks: x = blk(x)
+        for blk in self.blocks: x = blk(x, cache)
         return self.hook_final(self.ln_f(x))                               # (b, l, d)
 
     def logits(self, h):

@@ -40,7 +40,8 @@ import torch.nn.functional as F
 from einops import einsum, rearrange
 from fastcore.basics import patch
 
-from .core import HookPoint, ShortConv, RMSNorm, register_mixer
+from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_state, record_times,
+                           record_state, states_at)
 
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
@@ -135,6 +136,7 @@ def _inv_softplus_dt(n:int, dt_min:float, dt_max:float, dt_init_floor:float):
 @register_mixer("mamba", block="mamba", doc="Mamba-1 selective SSM (d_state 16, expand 2, short conv d_conv)")
 class Mamba(nn.Module):
     "Mamba-1 mixer: short causal conv, selective diagonal SSM, SiLU gate."
+    readout_hooks = ("hook_C", "hook_ssm_out", "hook_gate", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  d_state:int=16, # N, state size per channel
                  d_conv:int=4, # k, conv width; 0 = no convolution (weights of width 4 kept, unused)
@@ -255,15 +257,21 @@ def selective_scan(delta, # (b, l, d_in) step sizes Δ > 0
                    B, # (b, l, n) input maps
                    C, # (b, l, n) output maps
                    x, # (b, l, d_in) SSM input
-                   h0=None): # (b, d_in, n) initial state, zeros if None
-    "$y_t=\\langle s_t, C_t\\rangle$ (b, l, d_in) and the last state (b, d_in, n) of $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$."
+                   h0=None, # (b, d_in, n) initial state, zeros if None
+                   states_at=None): # (b, m) times whose states are also returned (-1: zeros), for suffix windows
+    "$y_t=\\langle s_t, C_t\\rangle$ (b, l, d_in) and the last state (b, d_in, n) of $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$ (and the states (b, m, d_in, n) at `states_at`)."
     keep = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (delta, A, B, C, x, h0))
-    return SelectiveScan.apply(delta, A, B, C, x, h0, keep)[:2]
+    y, h, saved = SelectiveScan.apply(delta, A, B, C, x, h0, keep or states_at is not None)
+    if states_at is None: return y, h
+    hs = saved[6]                                                 # (l, b, n, d_in): every state, as kept for backward
+    hs = torch.cat([torch.zeros_like(hs[:1]), hs]).movedim(0, 1)  # (b, 1+l, n, d_in): time -1 is the zero state
+    return y, h, hs[torch.arange(len(hs), device=hs.device)[:, None], states_at + 1].transpose(-1, -2)  # (b, m, d_in, n)
 
 # %% ../nbs/03_recurrent.ipynb #b968e92f
 @patch
-def _ssm(self:Mamba, x, h0=None):
-    "Steps 3-5: x (b, l, d_in) -> (y (b, l, d_in), last state (b, d_in, n))."
+def _ssm(self:Mamba, x, h0=None, cache=None):
+    "Steps 3-5: x (b, l, d_in) -> (y (b, l, d_in), last state (b, d_in, n)); a window starts from its recorded state."
+    h0, keep = (h0 if cache is None else seq_state(cache, self)), record_times(cache)
     ct = _compute_dtype(x)
     dt, B, C = self.x_proj(x).split([self.dt_rank, self.d_state, self.d_state], dim=-1)  # (b,l,r), (b,l,n), (b,l,n)
     delta = F.softplus(F.linear(dt.to(ct), self.dt_proj.weight.to(ct), self.dt_proj.bias.to(ct)))  # (b, l, d_in)
@@ -271,24 +279,26 @@ def _ssm(self:Mamba, x, h0=None):
     A = -torch.exp(self.A_log.to(ct))                             # (d_in, n)
     xf = x.to(ct)                                                 # (b, l, d_in)
     if self.scan in ("auto", "selective"):
-        y, h = selective_scan(delta, A, B.to(ct), C.to(ct), xf, h0)  # (b, l, d_in), (b, d_in, n)
+        y, h, *kept = selective_scan(delta, A, B.to(ct), C.to(ct), xf, h0, keep)  # (b, l, d_in), (b, d_in, n)
+        if keep is not None: record_state(cache, self, kept[0])   # (n, m, d_in, n): states where windows start
     else:
         dA = torch.exp(einsum(delta, A, "b l d, d n -> b l d n")) # (b, l, d_in, n), in (0, 1)
         dBx = einsum(delta * xf, B.to(ct), "b l d, b l n -> b l d n")  # (b, l, d_in, n)
         hs = scan(dA, dBx, h0, self.scan)                         # (b, l, d_in, n)
         y, h = einsum(hs, C.to(ct), "b l d n, b l n -> b l d"), hs[:, -1]  # (b, l, d_in), (b, d_in, n)
+        if keep is not None: record_state(cache, self, states_at(hs, keep))
     y = y + xf * self.D.to(ct)                                    # (b, l, d_in)
     return y.to(x.dtype), h
 
 @patch
-def forward(self:Mamba, u):
-    "u (b, l, d) -> (b, l, d)."
-    if u.is_cuda and self._use_fused(u): return self._forward_fused(u)  # fused path: see below
+def forward(self:Mamba, u, cache=None):
+    "u (b, l, d) -> (b, l, d); with a `SuffixCache`, a window restarts from the recorded conv inputs and state."
+    if cache is None and u.is_cuda and self._use_fused(u): return self._forward_fused(u)  # fused path: see below
     x, z = self.in_proj(u).chunk(2, dim=-1)                       # (b, l, d_in) each
     x = self.hook_conv_in(x)
-    if self.d_conv > 0: x = self.conv(x)                          # (b, l, d_in)
+    if self.d_conv > 0: x = self.conv(x, cache)                   # (b, l, d_in)
     x = self.hook_ssm_in(F.silu(self.hook_conv_out(x)))           # (b, l, d_in)
-    y, _ = self._ssm(x)                                           # (b, l, d_in)
+    y, _ = self._ssm(x, cache=cache)                              # (b, l, d_in)
     return self._gate_out(y, z)
 
 @patch
@@ -350,16 +360,19 @@ def delta_rule_recurrent(q, # (b, l, h, dk) L2-normalised, scaled queries
                          k, # (b, l, h, dk) L2-normalised keys
                          v, # (b, l, h, dv) values
                          beta, # (b, l, h) writing strengths in (0, 1)
-                         S0=None): # (b, h, dk, dv) initial state, zeros if None
-    "Delta rule one token at a time: (o (b, l, h, dv), final state (b, h, dk, dv))."
+                         S0=None, # (b, h, dk, dv) initial state, zeros if None
+                         states_at=None): # (b, m) times whose states are also returned (-1: zeros)
+    "Delta rule one token at a time: (o (b, l, h, dv), final state (b, h, dk, dv)[, states (b, m, h, dk, dv) at `states_at`])."
     S = q.new_zeros(q.shape[0], q.shape[2], q.shape[3], v.shape[3]) if S0 is None else S0  # (b, h, dk, dv)
+    kept = None if states_at is None else S.new_zeros(len(S), states_at.shape[1], *S.shape[1:])
     os = []
-    for q_t, k_t, v_t, b_t in zip(q.unbind(1), k.unbind(1), v.unbind(1), beta.unbind(1)):
+    for t, (q_t, k_t, v_t, b_t) in enumerate(zip(q.unbind(1), k.unbind(1), v.unbind(1), beta.unbind(1))):
         v_old = torch.einsum("bhkv,bhk->bhv", S, k_t)             # (b, h, dv): S_{t-1}ᵀ k_t
         u_t = (v_t - v_old) * b_t[..., None]                      # (b, h, dv)
         S = S + k_t[..., None] * u_t[..., None, :]                # (b, h, dk, dv)
         os.append(torch.einsum("bhkv,bhk->bhv", S, q_t))          # (b, h, dv)
-    return torch.stack(os, 1), S                                  # (b, l, h, dv)
+        if kept is not None: r, j = (states_at == t).nonzero(as_tuple=True); kept[r, j] = S[r]
+    return (torch.stack(os, 1), S) + (() if kept is None else (kept,))  # (b, l, h, dv), ...
 
 # %% ../nbs/03_recurrent.ipynb #0c2540a2
 def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
@@ -367,8 +380,9 @@ def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
                          v, # (b, l, h, dv) values
                          beta, # (b, l, h) writing strengths in (0, 1)
                          S0=None, # (b, h, dk, dv) initial state, zeros if None
-                         chunk_size:int=64): # c, tokens per chunk
-    "Delta rule in the chunkwise UT/WY form: (o (b, l, h, dv), final state (b, h, dk, dv))."
+                         chunk_size:int=64, # c, tokens per chunk
+                         states_at=None): # (b, m) times whose states are also returned (-1: zeros)
+    "Delta rule in the chunkwise UT/WY form: (o (b, l, h, dv), final state (b, h, dk, dv)[, states (b, m, h, dk, dv) at `states_at`])."
     b, l, h, dk = q.shape; dv = v.shape[-1]
     c = min(chunk_size, l); n = math.ceil(l / c); pad = n * c - l
     if pad: q, k, v, beta = (F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad)) for t in (q, k, v, beta))
@@ -381,18 +395,26 @@ def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
     W, U = WU.split([dk, dv], -1)                                 # (b,h,n,c,dk), (b,h,n,c,dv)
     QK = torch.tril(q @ k.transpose(-1, -2))                      # (b, h, n, c, c) incl. diagonal
     S = q.new_zeros(b, h, dk, dv) if S0 is None else S0           # (b, h, dk, dv)
+    kept = None if states_at is None else S.new_zeros(b, states_at.shape[1], h, dk, dv)
     os = []
-    for q_i, k_i, W_i, U_i, QK_i in zip(q.unbind(2), k.unbind(2), W.unbind(2), U.unbind(2), QK.unbind(2)):
+    for i, (q_i, k_i, W_i, U_i, QK_i) in enumerate(zip(q.unbind(2), k.unbind(2), W.unbind(2), U.unbind(2), QK.unbind(2))):
         u_i = U_i - W_i @ S                                       # (b, h, c, dv)
         os.append(q_i @ S + QK_i @ u_i)                           # (b, h, c, dv)
+        if kept is not None:                                      # states inside this chunk: S + sum_{s<=t} k_s u_sᵀ
+            off = states_at - i * c                               # (b, m): offset in this chunk
+            inside = (off >= 0) & (off < c)
+            upto = (torch.arange(c, device=q.device) <= off[..., None]) & inside[..., None]  # (b, m, c)
+            part = einsum(k_i, u_i, upto.to(k_i.dtype), "b h s k, b h s v, b m s -> b m h k v")
+            kept = kept + inside.to(S.dtype)[..., None, None, None] * S[:, None] + part
         S = S + k_i.transpose(-1, -2) @ u_i                       # (b, h, dk, dv)
     o = rearrange(torch.stack(os, 2), "b h n c e -> b (n c) h e")  # (b, n*c, h, dv)
-    return o[:, :l], S
+    return (o[:, :l], S) + (() if kept is None else (kept,))
 
 # %% ../nbs/03_recurrent.ipynb #64751ec2
 @register_mixer("deltanet", doc="DeltaNet: delta-rule linear attention with short convs on q, k, v")
 class DeltaNet(nn.Module):
     "DeltaNet mixer (fla's `DeltaNet` with short convolutions, L2-normalised q and k, β gating)."
+    readout_hooks = ("hook_q", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  n_heads:int=1, # H; must divide d_model
                  conv_size:int=4, # width of the short convolutions on q, k, v
@@ -417,8 +439,10 @@ class DeltaNet(nn.Module):
 
 # %% ../nbs/03_recurrent.ipynb #5355dca1
 @patch
-def _mix(self:DeltaNet, x, q, k, v, S0=None, mode=None):
-    "Steps 2-5 from the conv outputs q, k, v (b, l, d): (out (b, l, d), final state)."
+def _mix(self:DeltaNet, x, q, k, v, S0=None, mode=None, cache=None):
+    "Steps 2-5 from the conv outputs q, k, v (b, l, d): (out (b, l, d), final state); a window starts from its recorded state."
+    if cache is not None: S0 = seq_state(cache, self)
+    keep = record_times(cache)
     q, k, v = (self.hook_q(F.silu(q)), self.hook_k(F.silu(k)), self.hook_v(F.silu(v)))  # (b, l, d)
     beta = self.hook_beta(torch.sigmoid(self.b_proj(x)))          # (b, l, h)
     ct = _compute_dtype(x)
@@ -428,8 +452,9 @@ def _mix(self:DeltaNet, x, q, k, v, S0=None, mode=None):
     q = q * self.head_dim ** -0.5
     mode = mode or self.mode
     if mode == "auto": mode = self.pick_mode(q.shape[1])
-    if mode == "chunkwise": o, S = delta_rule_chunkwise(q, k, v, beta.to(ct), S0, self.chunk_size)
-    else: o, S = delta_rule_recurrent(q, k, v, beta.to(ct), S0)   # (b, l, h, dv), (b, h, dk, dv)
+    if mode == "chunkwise": o, S, *kept = delta_rule_chunkwise(q, k, v, beta.to(ct), S0, self.chunk_size, keep)
+    else: o, S, *kept = delta_rule_recurrent(q, k, v, beta.to(ct), S0, keep)  # (b, l, h, dv), (b, h, dk, dv)
+    if keep is not None: record_state(cache, self, kept[0])      # (n, m, h, dk, dv): states where windows start
     o = rearrange(self.o_norm(o.to(x.dtype)), "b l h e -> b l (h e)")  # (b, l, d)
     return self.o_proj(self.hook_y(o)), S
 
@@ -439,10 +464,11 @@ def pick_mode(self:DeltaNet, l:int) -> str:
     return "recurrent" if l == 1 else "chunkwise"
 
 @patch
-def forward(self:DeltaNet, x):
-    "x (b, l, d) -> (b, l, d)."
-    q, k, v = self.q_conv1d(self.q_proj(x)), self.k_conv1d(self.k_proj(x)), self.v_conv1d(self.v_proj(x))  # (b, l, d)
-    return self._mix(x, q, k, v)[0]
+def forward(self:DeltaNet, x, cache=None):
+    "x (b, l, d) -> (b, l, d); with a `SuffixCache`, a window restarts from the recorded conv inputs and state."
+    convs = ((self.q_conv1d, self.q_proj), (self.k_conv1d, self.k_proj), (self.v_conv1d, self.v_proj))
+    q, k, v = (conv(proj(x)) if cache is None else conv(proj(x), cache) for conv, proj in convs)  # (b, l, d)
+    return self._mix(x, q, k, v, cache=cache)[0]
 
 @patch
 def step(self:DeltaNet, x_t, state=None):
@@ -469,7 +495,8 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
                 B, # (b, l, n) input maps (one group)
                 C, # (b, l, n) output maps
                 h0=None, # (b, h, p, n) initial state, zeros if None
-                chunk_size:int=64): # Q, tokens per chunk
+                chunk_size:int=64, # Q, tokens per chunk
+                states_at=None): # (b, m) times whose states are also returned (-1: zeros)
     "Mamba-2's scan $s_t=e^{\\Delta_t A}s_{t-1}+\\Delta_t x_t B_t^\\top$, $y_t=s_tC_t$: (y (b, l, h, p), final state)."
     b, l, h, p = x.shape; n = B.shape[-1]
     Q = min(chunk_size, l); nc = math.ceil(l / Q); pad = nc * Q - l
@@ -495,12 +522,24 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
         S = S * dec[..., None, None] + st                         # (b, h, p, n)
     # 4. contribution of the incoming state
     y = y + einsum(C, torch.stack(S_in, 1), torch.exp(a_cum), "b c t n, b c h p n, b h c t -> b c t h p")
-    return rearrange(y, "b c q h p -> b (c q) h p")[:, :l], S     # (b, l, h, p)
+    y = rearrange(y, "b c q h p -> b (c q) h p")[:, :l]           # (b, l, h, p)
+    if states_at is None: return y, S
+    # 5. states at given times t = c*Q + q: e^{a_cum[t]} S_in[c] + sum_{s<=q} e^{a_cum[t]-a_cum[s]} X_s B_sᵀ
+    bi, t = torch.arange(b, device=x.device)[:, None], states_at.clamp(min=0)
+    ci, qi = t // Q, t % Q                                        # (b, m)
+    ac = a_cum.transpose(1, 2)[bi, ci]                            # (b, m, h, Q)
+    at_q = ac.gather(-1, qi[..., None, None].expand(*qi.shape, h, 1))  # (b, m, h, 1)
+    upto = torch.arange(Q, device=x.device) <= qi[..., None, None]     # (b, m, 1, Q)
+    w = (at_q - ac).masked_fill(~upto, -torch.inf).exp()          # (b, m, h, Q)
+    kept = einsum(w, X[bi, ci], B[bi, ci], "b m h s, b m s h p, b m s n -> b m h p n")
+    kept = kept + at_q.exp()[..., None] * torch.stack(S_in, 1)[bi, ci]  # (b, m, h, p, n)
+    return y, S, kept * (states_at >= 0).to(kept.dtype)[..., None, None, None]
 
 # %% ../nbs/03_recurrent.ipynb #31e935a0
 @register_mixer("mamba2", block="mamba", doc="Mamba-2 (SSD): scalar decay per head, d_state 128, headdim 64")
 class Mamba2(nn.Module):
     "Mamba-2 mixer: short conv on [x, B, C], SSD scan with a scalar decay per head, gated RMSNorm."
+    readout_hooks = ("hook_C", "hook_ssm_out", "hook_gate", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  d_state:int=128, # N
                  d_conv:int=4, # k, conv width (>= 1)
@@ -532,28 +571,31 @@ class Mamba2(nn.Module):
 
 # %% ../nbs/03_recurrent.ipynb #97b4e018
 @patch
-def _run(self:Mamba2, u, state=None, stepping=False):
-    "u (b, l, d) -> (out (b, l, d), new state); `stepping` advances the conv cache one token."
+def _run(self:Mamba2, u, state=None, stepping=False, cache=None):
+    "u (b, l, d) -> (out (b, l, d), new state); `stepping` advances the conv cache one token; a window restarts from `cache`."
     conv_cache, h0 = (None, None) if state is None else state
+    if cache is not None: h0 = seq_state(cache, self)
     z, xBC, dt = self.in_proj(u).split([self.d_inner, self.d_inner + 2 * self.d_state, self.n_heads], dim=-1)
     xBC = self.hook_conv_in(xBC)                                  # (b, l, d_in + 2n)
     if stepping:
         xBC, conv_cache = self.conv.step(xBC[:, 0], conv_cache)   # (b, d_in+2n), (b, d_in+2n, k-1)
         xBC = xBC[:, None]
-    else: xBC = self.conv(xBC)                                    # (b, l, d_in + 2n)
+    else: xBC = self.conv(xBC, cache)                             # (b, l, d_in + 2n)
     x, B, C = F.silu(self.hook_conv_out(xBC)).split([self.d_inner, self.d_state, self.d_state], dim=-1)
     x, B, C = self.hook_ssm_in(x), self.hook_B(B), self.hook_C(C) # (b, l, d_in), (b, l, n), (b, l, n)
     ct = _compute_dtype(u)
     delta = self.hook_delta(F.softplus(dt.to(ct) + self.dt_bias.to(ct)))  # (b, l, h)
     xh = rearrange(x.to(ct), "b l (h p) -> b l h p", p=self.headdim)  # (b, l, h, p)
-    y, S = ssd_chunked(xh, delta, -torch.exp(self.A_log.to(ct)), B.to(ct), C.to(ct), h0, self.chunk_size)
+    y, S, *kept = ssd_chunked(xh, delta, -torch.exp(self.A_log.to(ct)), B.to(ct), C.to(ct), h0, self.chunk_size,
+                              record_times(cache))
+    if kept: record_state(cache, self, kept[0])                   # (n, m, h, p, n): states where windows start
     y = y + xh * self.D.to(ct)[:, None]                           # (b, l, h, p)
     y = self.hook_ssm_out(rearrange(y, "b l h p -> b l (h p)").to(u.dtype))  # (b, l, d_in)
     y = self.norm(y * self.hook_gate(F.silu(z)))                  # gate, then normalise
     return self.out_proj(self.hook_y(y)), (conv_cache, S)
 
 @patch
-def forward(self:Mamba2, u): return self._run(u)[0]
+def forward(self:Mamba2, u, cache=None): return self._run(u, cache=cache)[0]
 @patch
 def step(self:Mamba2, u_t, state=None):
     "One token: u_t (b, d), state (conv cache, ssm state) or None -> (y_t (b, d), new state)."
@@ -564,6 +606,7 @@ def step(self:Mamba2, u_t, state=None):
 @register_mixer("gla", doc="gated linear attention (fla defaults: 4 heads, expand_k 0.5, no short conv)")
 class GLA(nn.Module):
     "Gated linear attention mixer: per-key-dimension data-dependent decay, RMSNorm and SiLU output gate."
+    readout_hooks = ("hook_q", "hook_gate", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  n_heads:int=4, # H
                  expand_k:float=0.5, # total key width = expand_k * d_model
@@ -589,8 +632,9 @@ class GLA(nn.Module):
 
 # %% ../nbs/03_recurrent.ipynb #7d066fca
 @patch
-def _run(self:GLA, x, S0=None):
-    "x (b, l, d) -> (out (b, l, d), final state (b, h, dk, dv))."
+def _run(self:GLA, x, S0=None, cache=None):
+    "x (b, l, d) -> (out (b, l, d), final state (b, h, dk, dv)); a window starts from its recorded state."
+    if cache is not None: S0 = seq_state(cache, self)
     q, k, v = self.hook_q(self.q_proj(x)), self.hook_k(self.k_proj(x)), self.hook_v(self.v_proj(x))
     gk = self.hook_gk(F.logsigmoid(self.gk_proj(x)) / self.gate_logit_normalizer)  # (b, l, dk), <= 0
     ct, H = _compute_dtype(x), self.n_heads
@@ -598,13 +642,14 @@ def _run(self:GLA, x, S0=None):
     v = rearrange(v.to(ct), "b l (h e) -> b l h e", h=H)          # (b, l, h, dv/h)
     kv = k[..., :, None] * v[..., None, :]                        # (b, l, h, dk/h, dv/h)
     S = scan(torch.exp(gk)[..., None], kv, S0, self.scan)         # (b, l, h, dk/h, dv/h)
+    if record_times(cache) is not None: record_state(cache, self, states_at(S, record_times(cache)))
     o = einsum(S, q * q.shape[-1] ** -0.5, "b l h k v, b l h k -> b l h v")  # (b, l, h, dv/h)
     g = self.hook_gate(F.silu(self.g_proj(x)))                    # (b, l, dv)
     o = rearrange(self.g_norm(o.to(x.dtype)), "b l h e -> b l (h e)") * g  # (b, l, dv)
     return self.o_proj(self.hook_y(o)), S[:, -1]
 
 @patch
-def forward(self:GLA, x): return self._run(x)[0]
+def forward(self:GLA, x, cache=None): return self._run(x, cache=cache)[0]
 @patch
 def step(self:GLA, x_t, state=None):
     "One token: x_t (b, d), state S (b, h, dk, dv) or None -> (y_t (b, d), new state)."

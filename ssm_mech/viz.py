@@ -18,24 +18,31 @@ from fastcore.basics import patch
 
 from .tasks import NAMED_POSITIONS, token_classes
 from .runs import Run
-from .interventions import (Site, SweepResult, all_sites, cache_activations, corrupt_tokens, patch_sweep,
-                                    patched, resolve_positions)
+from .interventions import (Site, SweepResult, all_sites, attribution_sweep, cache_activations, corrupt_tokens,
+                                    patch_sweep, patched, resolve_positions)
 from .results import best_over_lr, final_metrics, need_columns
 
 # %% auto #0
-__all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'CORRUPTIONS', 'mixer_colors', 'model_table', 'plot_accuracy_vs_width',
-           'plot_association_scatter', 'plot_position_boxes', 'point_of', 'restoration_grid',
-           'plot_restoration_heatmap', 'plot_conv_size', 'Explorer', 'strip_html']
+__all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'CORRUPTIONS', 'METHODS', 'mixer_colors', 'mixer_marker',
+           'model_table', 'md_table', 'plot_accuracy_vs_width', 'plot_association_scatter', 'plot_position_boxes',
+           'point_of', 'restoration_grid', 'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size',
+           'Explorer', 'strip_html']
 
 # %% ../nbs/08_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
 MECHANISM_OF = {"value": "induction", "key": "direct retrieval", "query": "direct retrieval"}
 
+MIXER_MARKERS = dict(attention="o", based="s", mamba="D", deltanet="^", h3="v", hyena="P", base_conv="X", mamba2="d", gla="*")
+
 def mixer_colors(mixers) -> dict:
-    "A fixed colour per mixer name, the same in every figure."
+    "A fixed colour per mixer name, the same in every figure (tab10 in `MIXER_ORDER`)."
     cmap, known = plt.get_cmap("tab10"), list(MIXER_ORDER)
     extra = [m for m in dict.fromkeys(mixers) if m not in known]
     return {m: cmap((known.index(m) if m in known else len(known) + extra.index(m)) % 10) for m in dict.fromkeys(mixers)}
+
+def mixer_marker(m:str) -> str:
+    "A fixed marker per mixer name, so that coinciding points of different mixers stay distinguishable."
+    return MIXER_MARKERS.get(m, "o")
 
 def _is_tidy(df) -> bool: return {"run_id", "metric", "value"} <= set(df.columns)
 
@@ -59,6 +66,36 @@ def _mech_col(t, pos:str, source:str="association") -> str:
     col = pos if pos in t.columns else f"mech.{source}.{pos}"
     need_columns(t, [col], " (dissect the runs: sweep with dissect=True, or ssm_mech.experiments.dissect_run)")
     return col
+
+# %% ../nbs/08_viz.ipynb #fbb3c4a5
+def _md_cell(v, digits:int, tiny:bool=False) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA: return "–"
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if tiny: return f"{v:.2g}"                                             # a column of learning rates: 0.001, not 0.00
+        s = f"{v:.{digits}f}"
+        return s.lstrip("-") if float(s) == 0 else s                           # no "-0.00"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
+             digits:int=2,          # decimals of every float
+             index:bool|None=None,  # show the index (default: unless it is a plain 0..n-1 range)
+             ):
+    "`df` as an IPython `Markdown` table: every cell in full, floats to `digits` decimals, numbers right-aligned and text left."
+    from IPython.display import Markdown
+    if isinstance(df, pd.Series): df = df.to_frame()
+    if index is None: index = not isinstance(df.index, pd.RangeIndex) or df.index.name is not None
+    cols = [" / ".join(str(x) for x in c) if isinstance(c, tuple) else str(c) for c in df.columns]
+    head = ([str(df.index.name or "")] if index else []) + cols
+    def tiny(col):                                                             # every value too small for `digits`
+        v = pd.to_numeric(df[col], errors="coerce").abs() if df[col].dtype.kind == "f" else None
+        return v is not None and v.notna().any() and bool((v.dropna() < 0.5 * 10 ** -digits).all()) and bool((v.dropna() > 0).any())
+    tinies = [tiny(c) for c in df.columns]
+    rows = [([_md_cell(k if not isinstance(k, tuple) else " / ".join(map(str, k)), digits)] if index else [])
+            + [_md_cell(v, digits, t) for v, t in zip(r, tinies)] for k, r in zip(df.index, df.itertuples(index=False))]
+    num = ([False] if index else []) + [df[c].dtype.kind in "iuf" for c in df.columns]   # numbers right, text left
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if n else ":---" for n in num) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
+    return Markdown("\n".join(lines))
 
 # %% ../nbs/08_viz.ipynb #6578275a
 def plot_accuracy_vs_width(df,                      # `collect` output or `best_over_lr` output
@@ -92,9 +129,10 @@ def plot_association_scatter(df,                     # `collect` output or `mode
                              best:bool=True,               # tidy input: best learning rate per (mixer, width) only
                              source:str="association",     # `mech.<source>.<position>` columns
                              ax=None, title:str|None=None):
-    "Per-model association at two positions, coloured by mixer, with the induction / direct-retrieval regions."
+    "Per-model association at two positions, coloured and marked by mixer, with the induction / direct-retrieval regions; coinciding points are set side by side."
     t = model_table(df, best=best)
     cx, cy = _mech_col(t, x, source), _mech_col(t, y, source)
+    n_all = len(t)
     if min_effect is not None and "mech.o_minus_c" in t.columns:
         t = t[t["mech.o_minus_c"].astype(float) > min_effect]
     if ax is None: _, ax = plt.subplots(figsize=(3.8, 3.6))
@@ -104,17 +142,29 @@ def plot_association_scatter(df,                     # `collect` output or `mode
     ax.fill_between([lo, hi], [lo, hi], lo, color="#e8f5e9", zorder=0)      # x > y
     ax.fill_between([lo, hi], [lo, hi], hi, color="#fff3e0", zorder=0)      # y > x
     ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, ls="--", zorder=1)
-    for label, pos, other, xy, ha, va in [(x, x, y, (0.97, 0.03), "right", "bottom"), (y, y, x, (0.03, 0.97), "left", "top")]:
-        ax.text(*xy, f"{MECHANISM_OF.get(pos, pos)}\n({pos} > {other})", transform=ax.transAxes,
-                ha=ha, va=va, fontsize=8, color="0.3", gid="region")
+    same = MECHANISM_OF.get(x, x) == MECHANISM_OF.get(y, y)       # e.g. key vs query: both direct retrieval
+    pts = (vals - lo) / (hi - lo) if len(vals) else np.zeros((0, 2))  # models in axes coordinates
+    spots = [(0.64, 0.36), (0.72, 0.22), (0.76, 0.50), (0.66, 0.10)]   # inside the x > y region, text within the axes
+    def emptiest(cands): return max(cands, key=lambda c: min([np.hypot((px - c[0]) / 2.2, py - c[1]) for px, py in pts], default=1))
+    for pos, other, flip in [(x, y, False), (y, x, True)]:          # each region's label where no model sits
+        xy = emptiest([(1 - a, 1 - b) if flip else (a, b) for a, b in spots])
+        name = f"answer at the {pos}" if same else MECHANISM_OF.get(pos, pos)
+        ax.text(*xy, f"{name}\n({pos} > {other})", transform=ax.transAxes, ha="center", va="center",
+                fontsize=8, color="0.45", gid="region", zorder=1)
     cols = mixer_colors(t[hue]) if hue in t.columns else {}
+    placed = []                                                     # points already drawn: later coinciding ones go round them
     for m, g in (t.groupby(hue, sort=False) if hue in t.columns else [("models", t)]):
-        ax.scatter(g[cx].astype(float), g[cy].astype(float), color=cols.get(m), label=m, s=28,
-                   edgecolor="white", linewidth=0.5, zorder=2)
+        xy = g[[cx, cy]].astype(float).values.copy()
+        for k, (px, py) in enumerate(xy):
+            n = sum(np.hypot(px - qx, py - qy) < 0.04 for qx, qy in placed)
+            placed.append((px, py))
+            if n: xy[k] += 0.045 * np.array([np.cos(np.pi / 4 + n * np.pi / 2), np.sin(np.pi / 4 + n * np.pi / 2)])
+        ax.scatter(xy[:, 0], xy[:, 1], color=cols.get(m), label=m, s=36, marker=mixer_marker(m),
+                   edgecolor="black", linewidth=0.4, zorder=3, alpha=0.9)
     ax.set_xlim(lo, hi); ax.set_ylim(lo, hi); ax.set_aspect("equal")
     ax.set_xlabel(f"association at {x}"); ax.set_ylabel(f"association at {y}")
-    ax.legend(fontsize=7, frameon=False, loc="center right")
-    ax.set_title(title or f"{len(t)} models", fontsize=9)
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(title or (f"{len(t)} models" if len(t) == n_all else f"{len(t)} of {n_all} models (O − C > {min_effect:g})"), fontsize=9)
     return ax
 
 # %% ../nbs/08_viz.ipynb #98f6744b
@@ -141,7 +191,7 @@ def plot_position_boxes(df,                                  # `collect` output 
             ax.scatter(i + 1 + rng.uniform(-0.15, 0.15, len(v)), v, s=12, color=palette.get(m), alpha=0.8,
                        label=m if i == 0 else None, zorder=3)
     ax.axhline(0, color="0.7", lw=0.6); ax.axhline(1, color="0.7", lw=0.6, ls=":")
-    ax.set_ylabel("association"); ax.legend(fontsize=7, frameon=False)
+    ax.set_ylabel("association"); ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(title or f"{source} across {len(t)} models", fontsize=9)
     return ax
 
@@ -198,6 +248,25 @@ def plot_restoration_heatmap(summary:pd.DataFrame, corruption:str="key", point:s
     ax.set_title(title or f"{metric}: {corruption} corrupted, {point}", fontsize=9)
     if colorbar: ax.figure.colorbar(im, ax=ax, fraction=0.046)
     return ax
+
+# %% ../nbs/08_viz.ipynb #c601d721
+def plot_restoration_heatmaps(summaries:dict,           # title -> patching summary (one model each)
+                              corruption:str="key", point:str="hook_resid_pre", metric:str="association",
+                              ncols:int=2, cell:tuple=(0.55, 0.42)):  # inches per position, per layer
+    "One `plot_restoration_heatmap` per model on a grid, with a shared colour bar; returns the figure."
+    items = list(summaries.items())
+    if not items: raise ValueError("no summaries to plot")
+    grids = [restoration_grid(s, corruption, point, metric) for _, s in items]
+    nc = min(ncols, len(items)); nr = -(-len(items) // nc)
+    w = 1.3 + cell[0] * max(g.shape[1] for g in grids); h = 0.95 + cell[1] * max(g.shape[0] for g in grids)
+    fig, axes = plt.subplots(nr, nc, figsize=(w * nc + 0.8, h * nr), squeeze=False)
+    for ax, (title, s) in zip(axes.flat, items): plot_restoration_heatmap(s, corruption, point, metric, ax=ax, title=title, colorbar=False)
+    for ax in axes.flat[len(items):]: ax.axis("off")
+    fig.tight_layout(rect=(0, 0, 1 - 0.6 / fig.get_figwidth(), 1))
+    im = axes.flat[0].images[0]
+    cax = fig.add_axes([1 - 0.45 / fig.get_figwidth(), 0.15, 0.12 / fig.get_figwidth(), 0.7])
+    fig.colorbar(im, cax=cax, label=metric)
+    return fig
 
 # %% ../nbs/08_viz.ipynb #1734815b
 def _kernel_label(v) -> str:
@@ -285,21 +354,28 @@ def counterfactual(self:Explorer, corruption:str) -> torch.Tensor:
         self._cf[corruption] = corrupt_tokens(self.tokens, self.positions, corruption, self.classes[corruption], self._seed(corruption))
     return self._cf[corruption]
 
-@patch
-def grid_sweep(self:Explorer, corruption:str) -> SweepResult:
-    "Every hook of every block at the named positions (cached per corruption)."
-    if corruption not in self._grid:
-        self._grid[corruption] = patch_sweep(self.model, self.tokens, self.positions, all_sites(self.model, NAMED_POSITIONS),
-                                             corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
-    return self._grid[corruption]
+METHODS = ("exact", "estimated")   # interchange interventions, or their attribution-patching estimate
 
 @patch
-def strip_sweep(self:Explorer, corruption:str, hook:str) -> SweepResult:
-    "One hook at every absolute position (cached per (corruption, hook))."
-    if (corruption, hook) not in self._strip:
-        self._strip[(corruption, hook)] = patch_sweep(self.model, self.tokens, self.positions, [Site(hook, p) for p in range(self.L)],
-                                                      corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
-    return self._strip[(corruption, hook)]
+def _sweep(self:Explorer, sites:list, corruption:str, method:str|None) -> SweepResult:
+    method = method or self.method.value
+    if method not in METHODS: raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    fn = patch_sweep if method == "exact" else attribution_sweep
+    return fn(self.model, self.tokens, self.positions, sites, corruptions=(corruption,), classes=self.classes, seed=self._seed(corruption))
+
+@patch
+def grid_sweep(self:Explorer, corruption:str, method:str|None=None) -> SweepResult:
+    "Every hook of every block at the named positions (cached per corruption and method; default: the toggle's)."
+    key = (corruption, method or self.method.value)
+    if key not in self._grid: self._grid[key] = self._sweep(all_sites(self.model, NAMED_POSITIONS), corruption, method)
+    return self._grid[key]
+
+@patch
+def strip_sweep(self:Explorer, corruption:str, hook:str, method:str|None=None) -> SweepResult:
+    "One hook at every absolute position (cached per (corruption, hook, method))."
+    key = (corruption, hook, method or self.method.value)
+    if key not in self._strip: self._strip[key] = self._sweep([Site(hook, p) for p in range(self.L)], corruption, method)
+    return self._strip[key]
 
 @patch
 @torch.no_grad()
@@ -330,6 +406,7 @@ def _build_widgets(self:Explorer, layer:int, point:str, position):
     wide = {"description_width": "initial"}
     self.example = W.IntSlider(value=0, min=0, max=self.n - 1, description="example", continuous_update=False, style=wide)
     self.corruption = W.ToggleButtons(options=list(CORRUPTIONS), value="key", description="corrupt", style=wide)
+    self.method = W.ToggleButtons(options=list(METHODS), value="exact", description="patching", style=wide)
     self.layer = W.IntSlider(value=layer, min=0, max=self.n_layers - 1, description="layer", continuous_update=False, style=wide)
     self.hook = W.Dropdown(options=self._hook_options(layer), description="hook", style=wide)
     self.hook.value = self._hook_for(layer, point)
@@ -338,9 +415,9 @@ def _build_widgets(self:Explorer, layer:int, point:str, position):
     self.position = W.Dropdown(options=pos_opts, value=position, description="position", style=wide)
     self.header, self.strip, self.legend = W.HTML(), W.HTML(), W.HTML()
     self.figure_view = W.Image(format="png")
-    for w in (self.example, self.corruption, self.hook, self.position): w.observe(self._on_change, names="value")
+    for w in (self.example, self.corruption, self.method, self.hook, self.position): w.observe(self._on_change, names="value")
     self.layer.observe(self._on_layer, names="value")
-    self.widget = W.VBox([W.HBox([self.example, self.corruption]), W.HBox([self.layer, self.hook, self.position]),
+    self.widget = W.VBox([W.HBox([self.example, self.corruption, self.method]), W.HBox([self.layer, self.hook, self.position]),
                           self.header, self.strip, self.legend, self.figure_view])
 
 @patch
@@ -373,8 +450,8 @@ def state(self:Explorer) -> dict:
     "The controls' current values."
     i, pos = self.example.value, self.position.value
     idx = int(resolve_positions(pos, {k: v[i:i + 1] for k, v in self.positions.items()}, self.L)[0])
-    return dict(example=i, corruption=self.corruption.value, layer=self.layer.value, hook=self.hook.value,
-                point=point_of(self.hook.value), position=pos, index=idx)
+    return dict(example=i, corruption=self.corruption.value, method=self.method.value, layer=self.layer.value,
+                hook=self.hook.value, point=point_of(self.hook.value), position=pos, index=idx)
 
 def _restoration(R, C, O, eps:float=1e-3):
     d = O - C
@@ -453,7 +530,7 @@ def figure(self:Explorer, d:dict|None=None):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 0.9 + max(1.9, 0.6 * self.n_layers)), gridspec_kw=dict(width_ratios=[1.2, 1]))
     g = self.grid_sweep(s["corruption"]).summary
     plot_restoration_heatmap(g, s["corruption"], s["point"], highlight=(s["layer"], s["position"]), ax=a1, colorbar=False,
-                             title=f"association, {s['point']} ({s['corruption']} corrupted)")
+                             title=f"{'estimated ' if s['method'] == 'estimated' else ''}association, {s['point']} ({s['corruption']} corrupted)")
     dist = d["distribution"]
     y, h = np.arange(len(dist)), 0.27
     for k, (run, col) in enumerate([("clean", "0.35"), ("corrupted", "#d62728"), ("patched", "#1f77b4")]):

@@ -21,7 +21,7 @@ def test_sidebar_lists_every_notebook_once_in_reading_order():
     listed = list(_entries(side))
     assert sorted(listed) == sorted(p.name for p in NBS.glob("*.ipynb")), "sidebar.yml and nbs/ disagree"
     assert len(listed) == len(set(listed))
-    order = ["index", "01_tasks", "02_mixers", "04_model", "05_train", "05b_packed", "06_interventions", "07_sweep", "10_ar_main", "08_viz"]
+    order = ["index", "01_tasks", "02_mixers", "04_model", "05_train", "05b_packed", "06_interventions", "06a_fast_patching", "07_sweep", "10_ar_main", "08_viz"]
     idx = [listed.index(f"{n}.ipynb") for n in order]
     assert idx == sorted(idx), f"reading order broken: {listed}"
     assert all(listed.index(p.name) < listed.index("08_viz.ipynb") for p in NBS.glob("1[0-9]_*.ipynb"))
