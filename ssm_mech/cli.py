@@ -110,6 +110,16 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
     c.add_argument("sweep_dir", help="a directory written by sweep")
+    r = sub.add_parser("report-card", help="check a new mixer, train and dissect it on AR, ATR and MQAR, write its report")
+    r.add_argument("mixer", help="MODULE:CLASS (importable from the working directory) or a registered mixer name")
+    r.add_argument("overrides", nargs="*", help="dotted overrides for every run, e.g. train.max_steps=100")
+    r.add_argument("--scale", default="ci", choices=["ci", "cpu", "paper"], help="size of the experiments (default: ci)")
+    r.add_argument("--out", default=None, help="report folder (default: report_card_<name>)")
+    r.add_argument("--name", default=None, help="name of the mixer in the report (default: its class name)")
+    r.add_argument("--pos-emb", action=argparse.BooleanOptionalAction, default=None, help="learned positions (default: none, as the paper's non-attention mixers)")
+    r.add_argument("--runs", default=None, help="keep the trained runs in this folder")
+    r.add_argument("--results", default=None, help="folder of the stored zoo results (default: ./results)")
+    r.add_argument("--no-progress", action="store_true")
     return p
 
 def _describe_task(t) -> str:
@@ -117,6 +127,8 @@ def _describe_task(t) -> str:
     if t.task == "ar":
         return (f"AR: {t.n_keys} keys, {t.n_values} values, {t.n_pairs} pairs per document"
                 + (f", {t.held_out_frac:.0%} held-out pairs" if t.held_out_frac else "") + (", query a value" if t.query_type == "value" else ""))
+    if t.task == "mqar":
+        return f"MQAR: {t.n_keys} keys, {t.n_values} values, {t.n_pairs} pairs and {t.n_queries} queries per document"
     return (f"ATR: {t.n_terminals} terminals, rules of up to {t.max_rhs_len} symbols, {'/'.join(t.query_types)} queries"
             + (f", {t.held_out_frac:.0%} held-out pairs" if t.held_out_frac else ""))
 
@@ -141,8 +153,9 @@ def main(argv=None) -> int:
     p = _parser()
     try:                 # argparse exits on --help and on its own errors (one line, status 2): return the status instead
         args, extra = p.parse_known_args(argv)
-        if args.cmd == "train": args.overrides += [x for x in extra if not x.startswith("-")]   # overrides after options
-        rest = [x for x in extra if not (args.cmd == "train" and not x.startswith("-"))]
+        takes_overrides = args.cmd in ("train", "report-card")
+        if takes_overrides: args.overrides += [x for x in extra if not x.startswith("-")]   # overrides after options
+        rest = [x for x in extra if not (takes_overrides and not x.startswith("-"))]
         if rest: p.error(f"unrecognized arguments: {' '.join(rest)}")
     except SystemExit as e: return e.code
     pd.set_option("display.width", 160); pd.set_option("display.max_columns", 20)
@@ -193,6 +206,14 @@ def _run(args) -> int:
         print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
         fm = final_metrics(df)
         if len(fm): print(fm.head(40).to_string())
+    elif args.cmd == "report-card":
+        from ssm_mech.report import report_card
+        if str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))   # MODULE:CLASS from the working directory
+        card = report_card(args.mixer, scale=args.scale, out=args.out, name=args.name, pos_emb=args.pos_emb,
+                           overrides=args.overrides or None, runs_dir=args.runs, results_dir=args.results,
+                           progress=not args.no_progress)
+        print(card.mechanisms[["task", "query", "accuracy", "mechanism"]].to_string(index=False))
+        print(f"report card written to {card.path}/report.html ({card.seconds / 60:.1f} min)")
     return 0
 
 def _print_dissect(run_dir, n, split, sites):

@@ -17,14 +17,14 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
-           'mixer_names', 'get_mixer_spec', 'make_mixer', 'SuffixCache', 'seq_full', 'causal_mask', 'seq_rows',
-           'seq_before', 'seq_linear', 'seq_state', 'record_times', 'record_state', 'states_at', 'ShortConv',
-           'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device',
-           'in_test']
+           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'SuffixCache', 'seq_full',
+           'causal_mask', 'seq_rows', 'seq_before', 'seq_linear', 'seq_state', 'record_times', 'record_state',
+           'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm',
+           'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
-          ("packed",), ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("cli",))  # bottom to top
+          ("packed",), ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
 
 def floor_of(module:str) -> int:
     "Floor (0 = core) of the `ssm_mech` module `module` ('ssm_mech.tasks' or 'tasks')."
@@ -92,8 +92,11 @@ def mixer_names() -> list[str]:
     return sorted(_MIXERS)
 
 def get_mixer_spec(name:str) -> MixerSpec:
-    "The `MixerSpec` registered under `name`, or a `ValueError` listing the valid names."
+    "The `MixerSpec` registered under `name` (or importable as `module:Class`), or a `ValueError` listing the valid names."
     _load_builtin_mixers()
+    if name not in _MIXERS and isinstance(name, str) and ":" in name:   # a mixer outside the package, by import path
+        obj = import_mixer(name)
+        register_mixer(name, block=getattr(obj, "mixer_block", "transformer"))(obj)
     if name not in _MIXERS:
         raise ValueError(f"unknown mixer {name!r}; valid mixers: {', '.join(sorted(_MIXERS))}")
     return _MIXERS[name]
@@ -116,6 +119,24 @@ def make_mixer(name:str, # a registered mixer name, see `mixer_names()`
     ps = inspect.signature(spec.factory).parameters
     extra = {k: v for k, v in dict(layer_idx=layer_idx, n_layers=n_layers).items() if k in ps}
     return spec.factory(d_model, **extra, **kwargs)
+
+# %% ../nbs/00_core.ipynb #c0221a7d
+class MixerImportError(ValueError):
+    "A `module:Class` mixer path that cannot be imported."
+
+def import_mixer(path:str) -> Callable:
+    "The class or factory named by `path` ('package.module:Class'), or `MixerImportError` saying what failed."
+    mod_name, sep, attr = str(path).partition(":")
+    if not (sep and mod_name and attr):
+        raise MixerImportError(f"mixer path {path!r} must look like MODULE:CLASS, e.g. mypkg.mixers:SlidingWindow")
+    try: obj = importlib.import_module(mod_name)
+    except Exception as e:
+        raise MixerImportError(f"cannot import module {mod_name!r} of mixer {path!r}: {type(e).__name__}: {e}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part): raise MixerImportError(f"module {mod_name!r} has no attribute {attr!r} (mixer {path!r})")
+        obj = getattr(obj, part)
+    if not callable(obj): raise MixerImportError(f"{path!r} is a {type(obj).__name__}, not a mixer class or factory")
+    return obj
 
 # %% ../nbs/00_core.ipynb #f8914451
 class SuffixCache:

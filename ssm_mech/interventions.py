@@ -25,12 +25,12 @@ from .fast_patching import SuffixPlan, Progress
 # %% auto #0
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
            'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep',
-           'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook', 'upgrade_hook', 'Verdict',
-           'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
+           'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook', 'upgrade_hook',
+           'Verdict', 'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
            'MechanismLogger', 'parse_site']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
-_POS_RE = re.compile(r"^\s*([a-z_]+)\s*(?:([+-])\s*(\d+))?\s*$")
+_POS_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*?)\s*(?:([+-])\s*(\d+))?\s*$")
 
 def resolve_positions(position, positions:dict, length:int) -> torch.Tensor:
     "Per-example index (n,) of `position` ('value', 'value+2', 7, ...) given the named `positions`."
@@ -289,6 +289,20 @@ def _resolve_block(site:Site, n_blocks:int) -> Site:
 def _start(site:Site, model) -> int:
     "Block to restart from for a patch at `site` (-1: from the tokens)."
     return site.layer if 0 <= site.layer < len(model.blocks) else -1
+
+# %% ../nbs/06_interventions.ipynb #5d524f2b
+def per_query_sweep(model:LanguageModel, tokens, positions:dict, sites:Iterable,
+                    queries:Iterable[int] | None = None,   # which queries (default: all)
+                    **kwargs) -> SweepResult:              # passed on to `patch_sweep`
+    "`patch_sweep` once per query of a multi-query task, each seen through `query_view`; results carry a `query` column."
+    from ssm_mech.tasks import answer_pairs, query_view
+    n_q = len(answer_pairs(positions)) if "query_0" in positions else 0
+    if not n_q: raise ValueError("these positions hold a single query (no query_0, query_1, …): use patch_sweep")
+    ex, summ = [], []
+    for i in (range(n_q) if queries is None else queries):
+        r = patch_sweep(model, tokens, query_view(positions, i), list(sites), **kwargs)
+        ex.append(r.examples.assign(query=i)); summ.append(r.summary.assign(query=i))
+    return SweepResult(pd.concat(ex, ignore_index=True), pd.concat(summ, ignore_index=True))
 
 # %% ../nbs/06_interventions.ipynb #ece3382a
 def all_sites(model:LanguageModel, positions=NAMED_POSITIONS, hooks:Iterable[str] | None = None) -> list[Site]:

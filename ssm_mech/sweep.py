@@ -182,6 +182,7 @@ SWEEP_PRESETS = {
     **_both("positions_ar", "ar", _mixer_runs(pe=None), {"model.pos_emb": [True, False]}, cpu_lrs=[3e-3], description="positions (App. D) on AR: PE vs NoPE"),
     **_both("positions_atr", "atr_easy", _mixer_runs(pe=None), {"model.pos_emb": [True, False]}, cpu_lrs=[3e-3], description="positions (App. D) on ATR easy: PE vs NoPE"),
     **_both("sibling", "atr_sibling", _mixer_runs(), {"model.n_layers": [1, 2, 3]}, cpu_lrs=[3e-3], description="sibling queries (App. D): 1, 2, 3 layers, linear decay"),
+    **_both("mqar_main", "mqar", _mixer_runs(), description="MQAR (beyond the paper): AR's mixers when every document asks several keys")
 }
 
 def sweep_preset(name:str) -> SweepConfig:

@@ -20,11 +20,11 @@ from .pcfg import Forest, Grammar, tree_text, PAPER_GRAMMAR, PAPER_N_TRAIN, PAPE
 
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'RESERVED', 'N_SPECIAL', 'SPECIAL_NAMES', 'IGNORE_INDEX', 'NAMED_POSITIONS', 'SPLITS',
-           'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'ATR_LEGACY', 'PRESETS', 'POSITION_COLOURS', 'ARConfig',
-           'ATRConfig', 'task_config_from_dict', 'task_preset', 'pair_held_out', 'is_held_out', 'distinct_rows',
-           'TaskDataset', 'query_answer_tokens', 'make_grammar', 'generate_split', 'cache_path', 'save_splits',
-           'load_splits', 'build_datasets', 'draw_tree', 'no_retrieval_accuracy', 'StatsTable', 'stats_table',
-           'token_classes']
+           'QUERY_TYPES', 'CACHE_FORMAT', 'TASK_CONFIGS', 'ATR_LEGACY', 'PRESETS', 'PER_QUERY_NAMES',
+           'POSITION_COLOURS', 'ARConfig', 'ATRConfig', 'MQARConfig', 'task_config_from_dict', 'task_preset',
+           'pair_held_out', 'is_held_out', 'distinct_rows', 'answer_pairs', 'query_view', 'TaskDataset',
+           'query_answer_tokens', 'make_grammar', 'generate_split', 'cache_path', 'save_splits', 'load_splits',
+           'build_datasets', 'draw_tree', 'no_retrieval_accuracy', 'StatsTable', 'stats_table', 'token_classes']
 
 # %% ../nbs/01_tasks.ipynb #463c152e
 PAD, BOS, EOS, RESERVED = 0, 1, 2, 3
@@ -195,8 +195,43 @@ class ATRConfig(_TaskConfig):
         if t < self.qtype_offset: return f"t{t - N_SPECIAL}"
         return f"<{self.query_types[t - self.qtype_offset]}>"
 
+# %% ../nbs/01_tasks.ipynb #78dc6f41
+@dataclass(frozen=True)
+class MQARConfig(_TaskConfig):
+    "Multi-query associative recall: `BOS k1 v1 … kn vn EOS q1 a1 … qm am EOS`, every answer supervised."
+    task: str = "mqar"
+    n_keys: int = 4096 # size of the key vocabulary
+    n_values: int = 4096 # size of the value vocabulary (ids after the keys)
+    n_pairs: int = 16 # pairs per document
+    n_queries: int = 4 # distinct keys asked per document (random order), each followed by its value
+    held_out_frac: float = 0.0 # must be 0: held-out pairs are an AR feature
+    seed: int = 0
+    n_train: int = 100_032
+    n_dev: int = 1024
+    n_test: int = 1024
+
+    def __post_init__(self):
+        _check(self.task == "mqar", "task", self.task, "MQARConfig needs task='mqar'")
+        for f in ("n_keys", "n_values", "n_pairs", "n_queries"):
+            v = getattr(self, f); _check(_is_int(v) and v >= 1, f, v, "must be a positive integer")
+        _check(self.n_pairs <= self.n_keys, "n_keys", self.n_keys, f"fewer keys than pairs per document (n_pairs={self.n_pairs})")
+        _check(self.n_pairs <= self.n_values, "n_values", self.n_values, f"fewer values than pairs per document (n_pairs={self.n_pairs})")
+        _check(self.n_queries <= self.n_pairs, "n_queries", self.n_queries,
+               f"cannot ask more distinct keys than the document holds (n_pairs={self.n_pairs})")
+        _check(self.held_out_frac == 0, "held_out_frac", self.held_out_frac, "MQAR has no held-out pairs; must be 0")
+        self._check_common()
+
+    key_offset = N_SPECIAL
+    @property
+    def value_offset(self) -> int: return N_SPECIAL + self.n_keys
+    @property
+    def vocab_size(self) -> int: return N_SPECIAL + self.n_keys + self.n_values
+    @property
+    def seq_len(self) -> int: return 2 * self.n_pairs + 2 * self.n_queries + 3
+    token_name = ARConfig.token_name
+
 # %% ../nbs/01_tasks.ipynb #eed6ebad
-TASK_CONFIGS = {"ar": ARConfig, "atr": ATRConfig}
+TASK_CONFIGS = {"ar": ARConfig, "atr": ATRConfig, "mqar": MQARConfig}
 ATR_LEGACY = {"min_len": 1, "max_len": 256} # what an ATR config written before `min_len` existed meant
 
 def task_config_from_dict(d:dict) -> ARConfig|ATRConfig:
@@ -223,6 +258,8 @@ PRESETS = {
     "atr_sibling": replace(_ATR_EASY, query_types=("sibling",)),
     "atr_paper": replace(_ATR_EASY, grammar="paper", sampler="paper"),
     "atr_gen_paper": replace(_ATR_EASY, grammar="paper", held_out_frac=0.2),
+    "mqar": MQARConfig(),                                         # AR's vocabulary and context, 4 queries
+    "mqar_small": MQARConfig(n_keys=32, n_values=32, n_pairs=4, n_queries=2, n_train=20_000, n_dev=512, n_test=512),  # CPU-sized
 }
 
 def task_preset(name:str, **overrides) -> ARConfig|ATRConfig:
@@ -327,6 +364,44 @@ def _generate_ar(cfg:ARConfig, n:int, rng:np.random.Generator, split:str) -> dic
     pos = dict(key=key, value=value, next_key=value + 1, divider=divider, query=divider + 1, answer=divider + 2)
     return dict(tokens=tokens, lengths=2 * counts + 5, positions=pos, parents=None)
 
+# %% ../nbs/01_tasks.ipynb #f94f29f5
+PER_QUERY_NAMES = ("key", "value", "next_key", "query", "answer")
+
+def _generate_mqar(cfg:MQARConfig, n:int, rng:np.random.Generator, split:str) -> dict:
+    "`n` MQAR examples of `split` as numpy arrays."
+    K, m = cfg.n_pairs, cfg.n_queries
+    keys = distinct_rows(rng, n, K, cfg.n_keys)                   # (n, K)
+    vals = distinct_rows(rng, n, K, cfg.n_values)                 # (n, K)
+    asked = distinct_rows(rng, n, m, K)                           # (n, m) pair asked by each query, distinct
+    rows = np.arange(n)[:, None]
+    kt, vt = keys + cfg.key_offset, vals + cfg.value_offset       # (n, K) token ids
+    tokens = np.zeros((n, cfg.seq_len), np.int64)                 # (n, L)
+    tokens[:, 0], divider = BOS, 2 * K + 1
+    tokens[:, 1:divider] = np.stack([kt, vt], 2).reshape(n, 2 * K)
+    tokens[:, divider] = tokens[:, -1] = EOS
+    q = divider + 1 + 2 * np.arange(m)                            # (m,) query positions
+    tokens[:, q], tokens[:, q + 1] = kt[rows, asked], vt[rows, asked]
+    key = 1 + 2 * asked                                           # (n, m)
+    per = dict(key=key, value=key + 1, next_key=key + 2, query=np.broadcast_to(q, (n, m)), answer=np.broadcast_to(q + 1, (n, m)))
+    pos = {name: per[name][:, 0].copy() for name in PER_QUERY_NAMES}
+    pos["divider"] = np.full(n, divider)
+    pos = {k: pos[k] for k in NAMED_POSITIONS}
+    for i in range(m): pos.update({f"{name}_{i}": per[name][:, i].copy() for name in PER_QUERY_NAMES})
+    return dict(tokens=tokens, lengths=np.full(n, cfg.seq_len), positions=pos, parents=None)
+
+def answer_pairs(positions:dict) -> list[tuple[str, str]]:
+    "The supervised (query, answer) position names: every `query_i`/`answer_i` of a multi-query example, else `query`/`answer`."
+    out = []
+    while f"query_{len(out)}" in positions: out.append((f"query_{len(out)}", f"answer_{len(out)}"))
+    return out or [("query", "answer")]
+
+def query_view(positions:dict, # named positions of a multi-query task
+               i:int) -> dict: # which query
+    "The named positions as query `i` sees them: `key`, `value`, `next_key`, `query`, `answer` become query `i`'s."
+    if f"query_{i}" not in positions:
+        raise ValueError(f"query {i} does not exist: these positions hold {len(answer_pairs(positions))} quer(y/ies)")
+    return {**positions, **{k: positions[f"{k}_{i}"] for k in PER_QUERY_NAMES}}
+
 # %% ../nbs/01_tasks.ipynb #acdfb310
 class TaskDataset:
     "One split of a task: tokens, labels, named positions and (ATR) dependency trees."
@@ -339,7 +414,7 @@ class TaskDataset:
                  split:str="train", # which split this is
                  grammar=None): # the `Grammar` of an ATR task
         self.tokens, self.lengths, self.config, self.split, self.grammar = tokens, lengths, config, split, grammar
-        self.positions = {k: positions[k] for k in NAMED_POSITIONS}
+        self.positions = {k: positions[k] for k in NAMED_POSITIONS} | {k: v for k, v in positions.items() if k not in NAMED_POSITIONS}
         self._parents, self._labels, self.reference = parents, None, None
 
     @classmethod
@@ -360,14 +435,15 @@ class TaskDataset:
 
     @property
     def labels(self) -> torch.Tensor:
-        "(N, L) int64: the answer token at `query`, `IGNORE_INDEX` elsewhere."
+        "(N, L) int64: the answer token at `query` (every `query_i` in MQAR), `IGNORE_INDEX` elsewhere."
         if self._labels is None: self._labels = self._make_labels(torch.arange(len(self)), self.tokens.shape[1])
         return self._labels
 
     def _make_labels(self, idx, width):
-        q, a = self.positions["query"][idx], self.positions["answer"][idx]       # (b,)
         lab = torch.full((len(idx), width), IGNORE_INDEX, dtype=torch.long)      # (b, width)
-        lab[torch.arange(len(idx)), q] = self.tokens[idx, a]
+        for qn, an in answer_pairs(self.positions):                              # one pair, or one per query (MQAR)
+            q, a = self.positions[qn][idx], self.positions[an][idx]              # (b,)
+            lab[torch.arange(len(idx)), q] = self.tokens[idx, a]
         return lab
 
     def __repr__(self):
@@ -549,6 +625,7 @@ def generate_split(cfg, split:str, grammar:Grammar|None=None) -> dict:
     n = cfg.split_size(split)
     rng = np.random.default_rng([cfg.seed, 1 + SPLITS.index(split)])
     if cfg.task == "ar": return _generate_ar(cfg, n, rng, split)
+    if cfg.task == "mqar": return _generate_mqar(cfg, n, rng, split)
     if cfg.sampler == "paper": return _paper_split(cfg, split, grammar or make_grammar(cfg))
     return _generate_atr(cfg, grammar or make_grammar(cfg), n, rng, split)
 
@@ -571,7 +648,7 @@ def _flatten(cfg, splits:dict) -> dict:
 
 def _unflatten(flat:dict) -> dict:
     return {s: dict(tokens=flat[f"{s}.tokens"].astype(np.int64), lengths=flat[f"{s}.lengths"],
-                    positions={k: flat[f"{s}.pos.{k}"] for k in NAMED_POSITIONS},
+                    positions={k[len(f"{s}.pos."):]: v for k, v in flat.items() if k.startswith(f"{s}.pos.")},
                     parents=flat[f"{s}.parents"] if f"{s}.parents" in flat else None) for s in SPLITS}
 
 def cache_path(cfg, cache_dir) -> Path:
@@ -770,10 +847,10 @@ def stats_table(datasets:dict) -> StatsTable:
 # %% ../nbs/01_tasks.ipynb #664f1522
 def token_classes(cfg) -> dict[str, torch.Tensor]:
     "Position name -> LongTensor of the token ids that a counterfactual may put there."
-    if cfg.task == "ar":
+    if cfg.task in ("ar", "mqar"):
         keys = torch.arange(cfg.key_offset, cfg.value_offset)
         vals = torch.arange(cfg.value_offset, cfg.vocab_size)
-        q, a = (keys, vals) if cfg.query_type == "key" else (vals, keys)
+        q, a = (keys, vals) if getattr(cfg, "query_type", "key") == "key" else (vals, keys)
         return dict(key=q, query=q, value=a, answer=a, next_key=keys)  # next_key holds the next pair's key
     terms = torch.arange(N_SPECIAL, N_SPECIAL + cfg.n_terminals)
     out = {k: terms for k in ("key", "value", "next_key", "query", "answer")}

@@ -363,6 +363,7 @@ def _paper_presets() -> dict:
         P[f"ar_{tag}"] = _exp(f"ar_{tag}", "ar_32", pos_emb=pe)
         P[f"atr_easy_{tag}"] = _exp(f"atr_easy_{tag}", "atr_easy", epochs=32, pos_emb=pe)
     P["atr_sibling"] = _exp("atr_sibling", "atr_sibling", epochs=32, schedule="linear")  # App. D: sibling
+    P["mqar"] = _exp("mqar", "mqar")                               # beyond the paper: several queries per document
     return P
 
 EXPERIMENT_PRESETS = _paper_presets()
@@ -374,6 +375,8 @@ def cpu_scale(cfg:ExperimentConfig, steps:int=5000) -> ExperimentConfig:
     if task.task == "ar":
         task = replace(task, n_keys=32, n_values=32, n_pairs=4, n_train=20_000, n_dev=512, n_test=512,
                        min_pairs=None)
+    elif task.task == "mqar":
+        task = replace(task, n_keys=32, n_values=32, n_pairs=4, n_queries=2, n_train=20_000, n_dev=512, n_test=512)
     else:
         task = replace(task, n_train=20_000, n_dev=512, n_test=512, max_len=min(task.max_len, 64))
     train = replace(cfg.train, lr=1e-3, max_steps=steps, seed=1, eval_every=max(1, steps // 5),
