@@ -3,6 +3,11 @@ import os, shutil, sys
 from pathlib import Path
 
 import pytest
+import torch
+
+# One math thread in this process, as in the CLI subprocesses the tests start (`cli_env`): runs compared
+# bit for bit across processes must reduce in the same order, whatever the machine's core count.
+torch.set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))   # this checkout's ssm_mech, not an installed one
