@@ -68,9 +68,17 @@ class _TaskConfig:
 
 CACHE_FORMAT = 1
 
+class _KeyValueVocab:
+    "Token ids of the key-value tasks (AR, MQAR): the special tokens, then `n_keys` keys, then `n_values` values."
+    key_offset = N_SPECIAL
+    @property
+    def value_offset(self) -> int: return N_SPECIAL + self.n_keys
+    @property
+    def vocab_size(self) -> int: return N_SPECIAL + self.n_keys + self.n_values
+
 # %% ../nbs/01_tasks.ipynb #547d2a0e
 @dataclass(frozen=True)
-class ARConfig(_TaskConfig):
+class ARConfig(_KeyValueVocab, _TaskConfig):
     "Associative recall: `BOS k1 v1 … kn vn EOS q a EOS`."
     task: str = "ar"
     n_keys: int = 4096 # size of the key vocabulary
@@ -98,11 +106,6 @@ class ARConfig(_TaskConfig):
         _check(self.query_type in ("key", "value"), "query_type", self.query_type, "must be 'key' or 'value'")
         self._check_common()
 
-    key_offset = N_SPECIAL
-    @property
-    def value_offset(self) -> int: return N_SPECIAL + self.n_keys
-    @property
-    def vocab_size(self) -> int: return N_SPECIAL + self.n_keys + self.n_values
     @property
     def seq_len(self) -> int: return 2 * self.n_pairs + 5
 
@@ -197,7 +200,7 @@ class ATRConfig(_TaskConfig):
 
 # %% ../nbs/01_tasks.ipynb #78dc6f41
 @dataclass(frozen=True)
-class MQARConfig(_TaskConfig):
+class MQARConfig(_KeyValueVocab, _TaskConfig):
     "Multi-query associative recall: `BOS k1 v1 … kn vn EOS q1 a1 … qm am EOS`, every answer supervised."
     task: str = "mqar"
     n_keys: int = 4096 # size of the key vocabulary
@@ -221,11 +224,6 @@ class MQARConfig(_TaskConfig):
         _check(self.held_out_frac == 0, "held_out_frac", self.held_out_frac, "MQAR has no held-out pairs; must be 0")
         self._check_common()
 
-    key_offset = N_SPECIAL
-    @property
-    def value_offset(self) -> int: return N_SPECIAL + self.n_keys
-    @property
-    def vocab_size(self) -> int: return N_SPECIAL + self.n_keys + self.n_values
     @property
     def seq_len(self) -> int: return 2 * self.n_pairs + 2 * self.n_queries + 3
     token_name = ARConfig.token_name
