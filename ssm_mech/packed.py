@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/packed.html.md"""
 
 # %% ../nbs/05b_packed.ipynb #16474562
 from __future__ import annotations
-import copy, ctypes, json, os, shutil, socket, sys, time, warnings
+import contextlib, copy, ctypes, json, os, shutil, socket, sys, time, warnings
 from pathlib import Path
 from typing import Callable
 
@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from .core import atomic_write, pick_device
 from .model import LanguageModel, save_model, load_model, n_params
 from .tasks import build_datasets
-from .runs import ExperimentConfig, MetricsLog, Run, read_status, write_status
+from .runs import LOCK_FILE, ExperimentConfig, MetricsLog, Run, read_status, write_status
 from .train import (RunResult, lr_at, epoch_order, steps_per_epoch, total_steps, save_checkpoint, load_checkpoint,
                             latest_checkpoint, _ckpt_name, _evaluate_all, _prune, _diff)
 
@@ -215,7 +215,7 @@ def keep_freed_memory() -> bool:
 def _prepare(cfg, rd, resume, overwrite):
     "`train`'s checks of one run directory; returns (cfg, status)."
     run = Run(rd); status = run.status
-    if rd.exists() and any(rd.iterdir()) and not (resume or overwrite):
+    if rd.exists() and any(p.name != LOCK_FILE for p in rd.iterdir()) and not (resume or overwrite):
         what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
         raise FileExistsError(f"run directory {rd} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
     if resume and status and run.config_file.exists():   # the run's name is a label, not part of the experiment
@@ -259,115 +259,119 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
     if member_callbacks is not None and len(member_callbacks) != len(cfgs):
         raise ValueError(f"need one list of member callbacks per config, got {len(member_callbacks)} for {len(cfgs)} configs")
     if stop_at is not None and stop_at < 1: raise ValueError(f"stop_at must be >= 1, got {stop_at}")
-    results, todo = [None] * len(cfgs), []
-    for k, (cfg, rd) in enumerate(zip(cfgs, run_dirs)):
-        cfg, status = _prepare(cfg, rd, resume, overwrite)
-        if resume and status.get("status") == "finished" and Run(rd).finished:
-            results[k] = RunResult(rd, status.get("final_metrics", {}), load_model(Run(rd).final, device=pick_device(cfg.train.device)),
-                                   status.get("step", total_steps(cfg)), 0.0)
-        else: todo.append(k)
-    if not todo: return results
-    if keep_memory: keep_freed_memory()
-    cfgs_, dirs, statuses = [cfgs[k] for k in todo], [run_dirs[k] for k in todo], [read_status(run_dirs[k]) for k in todo]
-    tasks = {}                                                  # one dataset per distinct task
-    for c in cfgs_:
-        key = json.dumps(c.to_dict()["task"], sort_keys=True)
-        if key not in tasks: tasks[key] = build_datasets(c.task, cache_dir=cache_dir)  # may raise: before touching the disk
-    datas = [tasks[json.dumps(c.to_dict()["task"], sort_keys=True)] for c in cfgs_]
-    if len({tuple(d["train"].tokens.shape) for d in datas}) > 1:
-        raise ValueError("packed runs' training sets differ in shape (task.seed changed the sequence width); pack runs of one task seed")
-    tc0, n_total, K = cfgs_[0].train, total_steps(cfgs_[0]), len(todo)
-    device = pick_device(tc0.device)
-    members, rngs = [], []
-    for c in cfgs_:                                             # each member initialised exactly as `train` would
-        torch.manual_seed(c.train.seed)
-        members.append(LanguageModel(c.model).to(device)); rngs.append(torch.get_rng_state())
-    pm = PackedLM(members)
-    opts = [torch.optim.AdamW(m.parameters(), lr=c.train.lr, betas=tuple(c.train.betas), weight_decay=c.train.weight_decay)
-            for m, c in zip(members, cfgs_)]
-    for rd in dirs:
-        if overwrite and rd.exists() and not resume: shutil.rmtree(rd)
-        rd.mkdir(parents=True, exist_ok=True)
-    logs = [MetricsLog(rd / "metrics.csv") for rd in dirs]
-    start, ckpts = _start_step([rd / "checkpoints" for rd in dirs]) if resume else (0, [None] * K)
-    carried = [[] for _ in range(K)]                            # the losses a checkpoint holds that are not logged yet
-    for j, (c, rd) in enumerate(zip(cfgs_, dirs)):
-        if ckpts[j] is not None:
-            carried[j] = list(load_checkpoint(ckpts[j], members[j], opts[j]).get("losses", [])); rngs[j] = torch.get_rng_state()
-            logs[j].truncate_after(start)
-        else:
-            atomic_write(rd / "config.yaml", lambda t, c=c: Path(t).write_text(c.to_yaml()))
-            if logs[j].path.exists(): logs[j].path.unlink()
-        session = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S"), "from_step": start}
-        write_status(rd, status="running", step=start, total_steps=n_total, n_params=n_params(members[j]), device=str(device), error=None,
-                     seconds=statuses[j].get("seconds", 0.0) if resume else 0.0,
-                     sessions=[*statuses[j].get("sessions", []), session] if resume else [session])
-    stacked = StackedAdamW(pm, opts) if stacked_optimizer else None
+    with contextlib.ExitStack() as held:                         # every member's directory is locked, as `train` locks its own
+        for rd in run_dirs: held.enter_context(Run(rd).lock())
+        results, todo = [None] * len(cfgs), []
+        for k, (cfg, rd) in enumerate(zip(cfgs, run_dirs)):
+            cfg, status = _prepare(cfg, rd, resume, overwrite)
+            if resume and status.get("status") == "finished" and Run(rd).finished:
+                results[k] = RunResult(rd, status.get("final_metrics", {}), load_model(Run(rd).final, device=pick_device(cfg.train.device)),
+                                       status.get("step", total_steps(cfg)), 0.0)
+            else: todo.append(k)
+        if not todo: return results
+        if keep_memory: keep_freed_memory()
+        cfgs_, dirs, statuses = [cfgs[k] for k in todo], [run_dirs[k] for k in todo], [read_status(run_dirs[k]) for k in todo]
+        tasks = {}                                                  # one dataset per distinct task
+        for c in cfgs_:
+            key = json.dumps(c.to_dict()["task"], sort_keys=True)
+            if key not in tasks: tasks[key] = build_datasets(c.task, cache_dir=cache_dir)  # may raise: before touching the disk
+        datas = [tasks[json.dumps(c.to_dict()["task"], sort_keys=True)] for c in cfgs_]
+        if len({tuple(d["train"].tokens.shape) for d in datas}) > 1:
+            raise ValueError("packed runs' training sets differ in shape (task.seed changed the sequence width); pack runs of one task seed")
+        tc0, n_total, K = cfgs_[0].train, total_steps(cfgs_[0]), len(todo)
+        device = pick_device(tc0.device)
+        members, rngs = [], []
+        for c in cfgs_:                                             # each member initialised exactly as `train` would
+            torch.manual_seed(c.train.seed)
+            members.append(LanguageModel(c.model).to(device)); rngs.append(torch.get_rng_state())
+        pm = PackedLM(members)
+        opts = [torch.optim.AdamW(m.parameters(), lr=c.train.lr, betas=tuple(c.train.betas), weight_decay=c.train.weight_decay)
+                for m, c in zip(members, cfgs_)]
+        for rd in dirs:
+            if overwrite and rd.exists() and not resume:          # everything but the lock we hold
+                for p in rd.iterdir():
+                    if p.name != LOCK_FILE: shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            rd.mkdir(parents=True, exist_ok=True)
+        logs = [MetricsLog(rd / "metrics.csv") for rd in dirs]
+        start, ckpts = _start_step([rd / "checkpoints" for rd in dirs]) if resume else (0, [None] * K)
+        carried = [[] for _ in range(K)]                            # the losses a checkpoint holds that are not logged yet
+        for j, (c, rd) in enumerate(zip(cfgs_, dirs)):
+            if ckpts[j] is not None:
+                carried[j] = list(load_checkpoint(ckpts[j], members[j], opts[j]).get("losses", [])); rngs[j] = torch.get_rng_state()
+                logs[j].truncate_after(start)
+            else:
+                atomic_write(rd / "config.yaml", lambda t, c=c: Path(t).write_text(c.to_yaml()))
+                if logs[j].path.exists(): logs[j].path.unlink()
+            session = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S"), "from_step": start}
+            write_status(rd, status="running", step=start, total_steps=n_total, n_params=n_params(members[j]), device=str(device), error=None,
+                         seconds=statuses[j].get("seconds", 0.0) if resume else 0.0,
+                         sessions=[*statuses[j].get("sessions", []), session] if resume else [session])
+        stacked = StackedAdamW(pm, opts) if stacked_optimizer else None
 
-    cbs = [[*callbacks, *(member_callbacks[k] if member_callbacks else ())] for k in todo]
-    if tc0.mech_every and not any(cbs):                         # the loggers come from above: ssm_mech.experiments
-        warnings.warn("train.mech_every is set but no callbacks were passed: train packs through "
-                      "ssm_mech.experiments.run_packed_experiments (or pass a MechanismLogger per member) to log mechanisms")
-    spe, bs = steps_per_epoch(len(datas[0]["train"].tokens), tc0.batch_size), tc0.batch_size
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc0.precision == "bf16")
-    end = min(n_total, stop_at) if stop_at else n_total
-    bar = tqdm(total=n_total, initial=start, disable=not progress, desc=f"{K} packed ({cfgs_[0].name}, ...)", dynamic_ncols=True)
-    t0, losses, last_eval = time.time(), carried, [{} for _ in range(K)]
-    spent = lambda j: (statuses[j].get("seconds", 0.0) if resume else 0.0) + time.time() - t0
-    active = torch.ones(K, dtype=torch.bool, device=device)
-    orders, order_epoch = None, -1
-    for m in members: m.train()
-    try:
-        for step in range(start, end):
-            epoch, i = divmod(step, spe)
-            if epoch != order_epoch:
-                orders = [epoch_order(len(d["train"].tokens), epoch, c.train.seed, c.train.shuffle) for d, c in zip(datas, cfgs_)]
-                order_epoch = epoch
-            idx = [o[i * bs:(i + 1) * bs] for o in orders]
-            tok = torch.stack([d["train"].tokens[ix] for d, ix in zip(datas, idx)]).to(device)   # (K, b, l)
-            lab = torch.stack([d["train"].labels[ix] for d, ix in zip(datas, idx)]).to(device)   # (K, b, l)
-            for c, opt in zip(cfgs_, opts):
-                for g in opt.param_groups: g["lr"] = lr_at(step, n_total, c.train.lr, c.train.warmup_frac, c.train.schedule)
-            with autocast: loss = pm.loss(tok, lab, tc0.supervised_head)  # (K,)
-            finite = torch.isfinite(loss)
-            if not bool(finite[active].all()):                  # `train` would raise; here only that member stops
-                for j in (active & ~finite).nonzero().flatten().tolist():
-                    write_status(dirs[j], status="failed", error=f"FloatingPointError: loss became {loss[j].item()} at step {step}", seconds=spent(j))
-                active &= finite
-                if not bool(active.any()): raise FloatingPointError(f"every packed run's loss became non-finite at step {step}")
-            pm.backward_step(loss, opts, active, stacked)
-            values, done = loss.tolist(), step + 1
+        cbs = [[*callbacks, *(member_callbacks[k] if member_callbacks else ())] for k in todo]
+        if tc0.mech_every and not any(cbs):                         # the loggers come from above: ssm_mech.experiments
+            warnings.warn("train.mech_every is set but no callbacks were passed: train packs through "
+                          "ssm_mech.experiments.run_packed_experiments (or pass a MechanismLogger per member) to log mechanisms")
+        spe, bs = steps_per_epoch(len(datas[0]["train"].tokens), tc0.batch_size), tc0.batch_size
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc0.precision == "bf16")
+        end = min(n_total, stop_at) if stop_at else n_total
+        bar = tqdm(total=n_total, initial=start, disable=not progress, desc=f"{K} packed ({cfgs_[0].name}, ...)", dynamic_ncols=True)
+        t0, losses, last_eval = time.time(), carried, [{} for _ in range(K)]
+        spent = lambda j: (statuses[j].get("seconds", 0.0) if resume else 0.0) + time.time() - t0
+        active = torch.ones(K, dtype=torch.bool, device=device)
+        orders, order_epoch = None, -1
+        for m in members: m.train()
+        try:
+            for step in range(start, end):
+                epoch, i = divmod(step, spe)
+                if epoch != order_epoch:
+                    orders = [epoch_order(len(d["train"].tokens), epoch, c.train.seed, c.train.shuffle) for d, c in zip(datas, cfgs_)]
+                    order_epoch = epoch
+                idx = [o[i * bs:(i + 1) * bs] for o in orders]
+                tok = torch.stack([d["train"].tokens[ix] for d, ix in zip(datas, idx)]).to(device)   # (K, b, l)
+                lab = torch.stack([d["train"].labels[ix] for d, ix in zip(datas, idx)]).to(device)   # (K, b, l)
+                for c, opt in zip(cfgs_, opts):
+                    for g in opt.param_groups: g["lr"] = lr_at(step, n_total, c.train.lr, c.train.warmup_frac, c.train.schedule)
+                with autocast: loss = pm.loss(tok, lab, tc0.supervised_head)  # (K,)
+                finite = torch.isfinite(loss)
+                if not bool(finite[active].all()):                  # `train` would raise; here only that member stops
+                    for j in (active & ~finite).nonzero().flatten().tolist():
+                        write_status(dirs[j], status="failed", error=f"FloatingPointError: loss became {loss[j].item()} at step {step}", seconds=spent(j))
+                    active &= finite
+                    if not bool(active.any()): raise FloatingPointError(f"every packed run's loss became non-finite at step {step}")
+                pm.backward_step(loss, opts, active, stacked)
+                values, done = loss.tolist(), step + 1
+                for j in active.nonzero().flatten().tolist():
+                    tc, log, m = cfgs_[j].train, logs[j], members[j]
+                    losses[j].append(values[j])
+                    if tc.log_every and done % tc.log_every == 0:
+                        log.log(done, "train", {"loss": sum(losses[j]) / len(losses[j]), "lr": opts[j].param_groups[0]["lr"]}); losses[j] = []
+                    if (tc.eval_every and done % tc.eval_every == 0) or done == n_total:
+                        last_eval[j] = _evaluate_all(m, datas[j], tc, log, done)
+                    for cb in cbs[j]: cb(done, m, datas[j], log)
+                    if done < n_total and ((tc.checkpoint_every and done % tc.checkpoint_every == 0) or done == end):
+                        torch.set_rng_state(rngs[j])                # the RNG state a solo run would hold
+                        save_checkpoint(dirs[j] / "checkpoints", done, m, opts[j], {"config": cfgs_[j].to_dict(), "losses": losses[j], "seconds": spent(j)})
+                        _prune(dirs[j] / "checkpoints", tc.keep_checkpoints)
+                        write_status(dirs[j], step=done, seconds=spent(j), heartbeat=time.strftime("%Y-%m-%d %H:%M:%S"))
+                bar.update(1)
+                if done % 10 == 0 or done == end: bar.set_postfix(loss=" ".join(f"{v:.3f}" for v in values))
+        except BaseException as e:
             for j in active.nonzero().flatten().tolist():
-                tc, log, m = cfgs_[j].train, logs[j], members[j]
-                losses[j].append(values[j])
-                if tc.log_every and done % tc.log_every == 0:
-                    log.log(done, "train", {"loss": sum(losses[j]) / len(losses[j]), "lr": opts[j].param_groups[0]["lr"]}); losses[j] = []
-                if (tc.eval_every and done % tc.eval_every == 0) or done == n_total:
-                    last_eval[j] = _evaluate_all(m, datas[j], tc, log, done)
-                for cb in cbs[j]: cb(done, m, datas[j], log)
-                if done < n_total and ((tc.checkpoint_every and done % tc.checkpoint_every == 0) or done == end):
-                    torch.set_rng_state(rngs[j])                # the RNG state a solo run would hold
-                    save_checkpoint(dirs[j] / "checkpoints", done, m, opts[j], {"config": cfgs_[j].to_dict(), "losses": losses[j], "seconds": spent(j)})
-                    _prune(dirs[j] / "checkpoints", tc.keep_checkpoints)
-                    write_status(dirs[j], step=done, seconds=spent(j), heartbeat=time.strftime("%Y-%m-%d %H:%M:%S"))
-            bar.update(1)
-            if done % 10 == 0 or done == end: bar.set_postfix(loss=" ".join(f"{v:.3f}" for v in values))
-    except BaseException as e:
-        for j in active.nonzero().flatten().tolist():
-            write_status(dirs[j], status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
-                          error=f"{type(e).__name__}: {e}", seconds=spent(j))
-        raise
-    finally:
-        bar.close()
-    seconds = time.time() - t0
-    for j, k in enumerate(todo):
-        rd = dirs[j]
-        if not bool(active[j]):
-            results[k] = RunResult(rd, {}, members[j], read_status(rd).get("step", start), seconds); continue
-        if end < n_total:
-            write_status(rd, status="interrupted", step=end, seconds=spent(j))
-            results[k] = RunResult(rd, last_eval[j], members[j], end, seconds); continue
-        save_model(members[j], rd / "final")
-        write_status(rd, status="finished", step=n_total, final_metrics=last_eval[j], error=None, seconds=spent(j))
-        results[k] = RunResult(rd, last_eval[j], members[j], n_total, seconds)
-    return results
+                write_status(dirs[j], status="interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
+                              error=f"{type(e).__name__}: {e}", seconds=spent(j))
+            raise
+        finally:
+            bar.close()
+        seconds = time.time() - t0
+        for j, k in enumerate(todo):
+            rd = dirs[j]
+            if not bool(active[j]):
+                results[k] = RunResult(rd, {}, members[j], read_status(rd).get("step", start), seconds); continue
+            if end < n_total:
+                write_status(rd, status="interrupted", step=end, seconds=spent(j))
+                results[k] = RunResult(rd, last_eval[j], members[j], end, seconds); continue
+            save_model(members[j], rd / "final")
+            write_status(rd, status="finished", step=n_total, final_metrics=last_eval[j], error=None, seconds=spent(j))
+            results[k] = RunResult(rd, last_eval[j], members[j], n_total, seconds)
+        return results

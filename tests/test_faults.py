@@ -148,3 +148,16 @@ def test_sweep_with_failures(tmp_path, monkeypatch, capsys):
     assert seen[ids[1]][ids[1]] == "running" and seen[ids[1]][ids[0]] == "failed" and seen[ids[1]][ids[2]] == "pending"
     assert seen[ids[2]][ids[1]] == "finished"
     assert sorted(r["status"] for r in read_runs_csv(tmp_path / "sw" / "runs.csv")) == ["failed", "finished", "finished"]
+
+def test_packed_members_are_locked(tmp_path):
+    from ssm_mech.packed import train_packed
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    holder = hold_lock(dirs[1])                                   # another process writes into the second member
+    try:
+        with pytest.raises(DirectoryLocked) as e:
+            train_packed([tiny_config(seed=1), tiny_config(seed=2)], dirs, progress=False)
+        assert str(dirs[1]) in str(e.value) and f"pid {holder.pid}" in str(e.value)
+        assert not dirs[0].exists() or [p.name for p in dirs[0].iterdir()] == []   # the free member was left untouched
+    finally: holder.kill(); holder.wait()
+    res = train_packed([tiny_config(seed=1), tiny_config(seed=2)], dirs, progress=False)   # the stale lock is taken over
+    assert [r.steps for r in res] == [8, 8] and not any((d / LOCK_FILE).exists() for d in dirs)
