@@ -75,6 +75,14 @@ class _KeyValueVocab:
     def value_offset(self) -> int: return N_SPECIAL + self.n_keys
     @property
     def vocab_size(self) -> int: return N_SPECIAL + self.n_keys + self.n_values
+    def _check_pairs(self, *counts):
+        "Checks shared by the key-value tasks: positive counts, and enough distinct keys and values for `n_pairs`."
+        for f in ("n_keys", "n_values", "n_pairs", *counts):
+            v = getattr(self, f); _check(_is_int(v) and v >= 1, f, v, "must be a positive integer")
+        _check(self.n_pairs <= self.n_keys, "n_keys", self.n_keys,
+               f"fewer keys than pairs per document (n_pairs={self.n_pairs}); keys must be distinct")
+        _check(self.n_pairs <= self.n_values, "n_values", self.n_values,
+               f"fewer values than pairs per document (n_pairs={self.n_pairs}); values must be distinct")
 
 # %% ../nbs/01_tasks.ipynb #547d2a0e
 @dataclass(frozen=True)
@@ -94,12 +102,7 @@ class ARConfig(_KeyValueVocab, _TaskConfig):
 
     def __post_init__(self):
         _check(self.task == "ar", "task", self.task, "ARConfig needs task='ar'")
-        for f in ("n_keys", "n_values", "n_pairs"):
-            v = getattr(self, f); _check(_is_int(v) and v >= 1, f, v, "must be a positive integer")
-        _check(self.n_pairs <= self.n_keys, "n_keys", self.n_keys,
-               f"fewer keys than pairs per document (n_pairs={self.n_pairs}); keys must be distinct")
-        _check(self.n_pairs <= self.n_values, "n_values", self.n_values,
-               f"fewer values than pairs per document (n_pairs={self.n_pairs}); values must be distinct")
+        self._check_pairs()
         if self.min_pairs is not None:
             _check(_is_int(self.min_pairs) and 1 <= self.min_pairs <= self.n_pairs, "min_pairs",
                    self.min_pairs, f"must be an integer in [1, n_pairs={self.n_pairs}]")
@@ -215,10 +218,7 @@ class MQARConfig(_KeyValueVocab, _TaskConfig):
 
     def __post_init__(self):
         _check(self.task == "mqar", "task", self.task, "MQARConfig needs task='mqar'")
-        for f in ("n_keys", "n_values", "n_pairs", "n_queries"):
-            v = getattr(self, f); _check(_is_int(v) and v >= 1, f, v, "must be a positive integer")
-        _check(self.n_pairs <= self.n_keys, "n_keys", self.n_keys, f"fewer keys than pairs per document (n_pairs={self.n_pairs})")
-        _check(self.n_pairs <= self.n_values, "n_values", self.n_values, f"fewer values than pairs per document (n_pairs={self.n_pairs})")
+        self._check_pairs("n_queries")
         _check(self.n_queries <= self.n_pairs, "n_queries", self.n_queries,
                f"cannot ask more distinct keys than the document holds (n_pairs={self.n_pairs})")
         _check(self.held_out_frac == 0, "held_out_frac", self.held_out_frac, "MQAR has no held-out pairs; must be 0")
