@@ -44,3 +44,29 @@ def test_readme_matches_index():
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py"), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "![](images/readme_0.png)" in (ROOT / "README.md").read_text()
+
+
+def _import_only(node):
+    "An import, or `try: import x` / `except ImportError: x = None`."
+    import ast
+    if isinstance(node, (ast.Import, ast.ImportFrom)): return True
+    return (isinstance(node, ast.Try) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in node.body)
+            and all(isinstance(n, (ast.Assign, ast.Pass)) for h in node.handlers for n in h.body))
+
+
+def test_docs_preprocessing_runs_only_import_cells():
+    """`nbdev-proc-nbs` executes every cell holding an import (to render `show_doc`) out of order, without the
+    cells before it. A cell that mixes imports with other code then runs without its context: it fails on a
+    clean machine (a name defined earlier is missing) or silently trains a model while the docs render."""
+    import ast
+    from nbdev.process import NBProcessor
+    from nbdev.processors import _do_eval
+    offenders = []
+    for nb_path in sorted(NBS.glob("*.ipynb")):
+        for cell in NBProcessor(nb_path, rm_directives=False, process=True).nb.cells:
+            if cell.cell_type != "code" or not _do_eval(cell): continue
+            if cell.directives_.keys() & {"export", "exports", "exporti", "exec_doc"}: continue
+            body = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("!", "%")))).body
+            if any(not _import_only(n) for n in body):
+                offenders.append(f"{nb_path.name}: {cell.source.splitlines()[0][:60]!r}")
+    assert not offenders, "cells mixing imports with other code (split the imports into their own cell):\n" + "\n".join(offenders)
