@@ -7,32 +7,64 @@ Docs: https://ssm-mech.github.io/ssm_mech/fast_patching.html.md"""
 # %% ../nbs/06a_fast_patching.ipynb #3c8ea066
 from __future__ import annotations
 import sys, time
+from contextlib import contextmanager
 
 import torch
 import torch.nn as nn
 
 from .core import SuffixCache, hook_points
+from .mixers import MLP
 from .model import LanguageModel
 
 # %% auto #0
-__all__ = ['POST_MIXER', 'record_run', 'window_patched', 'SuffixPlan', 'Progress']
+__all__ = ['POST_MIXER', 'MLP_CHAIN', 'run_aliases', 'record_run', 'window_patched', 'SuffixPlan', 'answer_scores', 'frozen',
+           'gradient_screen', 'Progress']
 
 # %% ../nbs/06a_fast_patching.ipynb #2b1f1a0a
 POST_MIXER = ("hook_mixer_out", "hook_resid_mid", "hook_mlp_in", "mlp.", "hook_mlp_out", "hook_resid_post")
+MLP_CHAIN = ("hook_mlp_in", "mlp.hook_pre", "mlp.hook_post")  # a patch at any of these at p equals one at hook_mlp_out at p
 
 def _group(site, n_blocks:int) -> int:
     "Where a patched run starts: -1 (the embedding), a block, or `n_blocks` (the final norm)."
     if site.hook == "hook_embed": return -1
     return site.layer if 0 <= site.layer < n_blocks else n_blocks
 
+def _local(site, model:LanguageModel) -> bool:
+    "Whether a patch at this site inside a block changes that block's output only at the patched position."
+    if not 0 <= site.layer < len(model.blocks): return False
+    name = site.hook[len(f"blocks.{site.layer}."):]
+    readout = getattr(model.blocks[site.layer].mixer, "readout_hooks", ())  # mixer hooks that reach only their own position's output
+    return name.startswith(POST_MIXER) or name in {f"mixer.{h}" for h in readout}
+
 def _only_at_read(site, model:LanguageModel) -> bool:
     "Whether a patch at this site reaches the read position only from the read position itself."
     last = len(model.blocks) - 1
     if site.layer > last: return True                                        # hook_final
-    if site.layer < last: return False
-    name = site.hook[len(f"blocks.{last}."):]
-    readout = getattr(model.blocks[last].mixer, "readout_hooks", ())        # mixer hooks that reach only their own position's output
-    return name.startswith(POST_MIXER) or name in {f"mixer.{h}" for h in readout}
+    return site.layer == last and _local(site, model)
+
+def _restores_clean(site, model:LanguageModel) -> bool:
+    "Whether the clean value of this site at the read position makes the final hidden state there the clean one."
+    last = len(model.blocks) - 1
+    return site.hook in ("hook_final", f"blocks.{last}.hook_resid_post", f"blocks.{last}.hook_resid_mid")
+
+def _same_run(site, model:LanguageModel) -> tuple:
+    "A key shared by sites whose patched runs are the same function of the clean values (aliases)."
+    l, n_blocks = site.layer, len(model.blocks)
+    if not 0 <= l < n_blocks: return (site.hook, str(site.position))
+    name = site.hook[len(f"blocks.{l}."):]
+    if name == "hook_resid_post" and l + 1 < n_blocks:                       # the next block's input: the same tensor
+        return (f"blocks.{l + 1}.hook_resid_pre", str(site.position))
+    if name in MLP_CHAIN and type(getattr(model.blocks[l], "mlp", None)) is MLP:  # position-wise, feeds only the MLP's output
+        return (f"blocks.{l}.hook_mlp_out", str(site.position))
+    return (site.hook, str(site.position))
+
+def run_aliases(sites:list, model:LanguageModel) -> list:
+    "Per site, the index of the site whose patched run it reuses (itself for most): the latest-starting member of its alias set."
+    n_blocks, best = len(model.blocks), {}
+    for i, s in enumerate(sites):
+        k = _same_run(s, model)
+        if k not in best or _group(s, n_blocks) > _group(sites[best[k]], n_blocks): best[k] = i
+    return [best[_same_run(s, model)] for s in sites]
 
 @torch.no_grad()
 def record_run(model:LanguageModel, tokens, keep=None):
@@ -71,6 +103,7 @@ class SuffixPlan:
                  read_at:torch.Tensor):    # (n,) the position whose logits are read
         self.model, self.sites, self.site_idx, self.read_at, self.vals = model, sites, site_idx, read_at, clean_vals
         dev = cf.device
+        self.alias = run_aliases(sites, model)                              # per site, the site whose runs it reuses
         labels = sorted({str(s.position) for s in sites})
         first = {str(s.position): site_idx[i] for i, s in enumerate(sites)}
         self.slot = torch.tensor([labels.index(str(s.position)) for s in sites], dtype=torch.long, device=dev)
@@ -81,16 +114,22 @@ class SuffixPlan:
     def schedule(self, skip=None, # (sites, n) runs known to change nothing (e.g. patch equal to the counterfactual value)
                  batch_tokens:int=16384, # rows x window length per patched forward
                  max_rows:int=1024) -> list: # rows per patched forward (each ends in a full-vocabulary head)
-        "Batches (group, site index, example, start) of the runs whose patch can reach the read position."
+        "Batches (group, local, site index, example, start) of the runs whose patch can reach the read position."
+        # runs whose final hidden state is the clean one are not computed either: `restored` marks them
         model, sites, site_idx, read_at = self.model, self.sites, self.site_idx, self.read_at
         n_blocks, jobs = len(model.blocks), {}
+        self.restored = torch.zeros(len(sites), len(read_at), dtype=torch.bool, device=read_at.device)  # (sites, n)
         for i, s in enumerate(sites):
+            if self.alias[i] != i: continue                                 # an alias: `expand` copies its site's runs
             ok = (site_idx[i] == read_at) if _only_at_read(s, model) else (site_idx[i] <= read_at)
             if skip is not None: ok = ok & ~skip[i]
+            if _restores_clean(s, model): self.restored[i], ok = ok, ok & False  # the clean run: nothing to compute
             e = ok.nonzero()[:, 0]
-            jobs.setdefault(_group(s, n_blocks), []).append((torch.full_like(e, i), e))
+            g = _group(s, n_blocks)
+            local = _local(s, model) and g < n_blocks - 1                   # in the last block the window is one position anyway
+            jobs.setdefault((g, local), []).append((torch.full_like(e, i), e))
         batches, P = [], torch.stack(site_idx) if sites else None           # (sites, n)
-        for g, parts in sorted(jobs.items()):
+        for (g, local), parts in sorted(jobs.items()):
             si, ex = torch.cat([a for a, _ in parts]), torch.cat([b for _, b in parts])
             start = P[si, ex]                                               # (R,)
             wl = read_at[ex] - start + 1                                    # window lengths
@@ -99,14 +138,21 @@ class SuffixPlan:
             j = 0
             while j < len(si):
                 k = min(max_rows, max(1, batch_tokens // int(wl[j])))
-                batches.append((g, si[j:j + k], ex[j:j + k], start[j:j + k])); j += k
+                batches.append((g, local, si[j:j + k], ex[j:j + k], start[j:j + k])); j += k
         return batches
+
+    def expand(self, *tables):
+        "Copy each site's results (rows of `tables`, each (sites, n, ...)) to the aliases that reuse them; in place."
+        for i, a in enumerate(self.alias):
+            if a != i:
+                for t in tables: t[i] = t[a]
+        return tables
 
     @torch.no_grad()
     def run(self, batches:list, progress=None):
         "Yield (site index (B,), example (B,), final hidden state at the read position (B, d)) of each batch's patched runs."
         model, sites, n_blocks, clean_vals = self.model, self.sites, len(self.model.blocks), self.vals
-        for g, si, ex, start in batches:
+        for g, local, si, ex, start in batches:
             read = self.read_at[ex]
             if g == n_blocks: win = self.cache.window(ex, read, 1)        # after the last block: the read position only
             else: win = self.cache.window(ex, start, int((read - start).max()) + 1, self.slot[si])
@@ -115,17 +161,130 @@ class SuffixPlan:
                 rows = (si == i).nonzero()[:, 0]
                 hooks.setdefault(sites[i].hook, []).append((rows, start[rows], clean_vals[i][ex[rows]]))
             hooks = {h: tuple(torch.cat(t) for t in zip(*parts)) for h, parts in hooks.items()}
-            handles = window_patched(model, win, hooks)
-            try:
-                x = win.gather(self.resid[min(max(g, 0), n_blocks)])        # (B, W, d) from the recorded run
+            if local:                                                       # block g changes only at p: compute p alone there
+                one = self.cache.window(ex, start, 1, self.slot[si])
+                handles = window_patched(model, one, hooks)
+                try: y = model.blocks[g](one.gather(self.resid[g]), one)   # (B, 1, d): block g's output at p
+                finally:
+                    for hd in handles: hd.remove()
+                x = win.gather(self.resid[g + 1])                           # (B, W, d): the recorded input of block g+1 ...
+                x[:, 0] = y[:, 0]                                           # ... with the patched position
+                handles, first = [], g + 1
+            else:
+                handles, first = window_patched(model, win, hooks), max(g, 0)
+                x = win.gather(self.resid[min(first, n_blocks)])            # (B, W, d) from the recorded run
                 if g < 0: x = model.hook_embed(x)
-                for b in range(max(g, 0), n_blocks):
+            try:
+                for b in range(first, n_blocks):
                     x = model.blocks[b](x, win, last=(read - start) if b == n_blocks - 1 else None)
                 h = model.hook_final(model.ln_f(x))[:, 0]                   # (B, d)
             finally:
                 for hd in handles: hd.remove()
             if progress is not None: progress.update()
             yield si, ex, h
+
+def answer_scores(model:LanguageModel, h, answer, chunk:int=32):
+    "The answer's log-probability, its logit and the logits' log-sum-exp (each (B,)) from final hidden states h (B, d), a few rows at a time."
+    lp, rl = h.new_empty(len(h), dtype=torch.float32), h.new_empty(len(h), dtype=torch.float32)
+    for i in range(0, len(h), chunk):                                       # (chunk, vocab) logits stay in cache
+        lg, a = model.logits(h[i:i + chunk]).float(), answer[i:i + chunk, None]
+        rl[i:i + chunk], lp[i:i + chunk] = lg.gather(1, a)[:, 0], lg.log_softmax(-1).gather(1, a)[:, 0]  # one pass, no exp kept
+    return lp, rl, rl - lp                                                  # log-sum-exp = logit - log-probability
+
+# %% ../nbs/06a_fast_patching.ipynb #9dee8bc4
+def _embed_window(model:LanguageModel, tokens, win:SuffixCache):
+    "Embeddings (B, W, d) of each row's own tokens (B, L) at its window's positions, as `LanguageModel.hidden` makes them."
+    pos = win.pos.clamp(max=win.L - 1)                                      # (B, W)
+    x = model.embed(tokens.gather(1, pos))                                  # (B, W, d)
+    return x if model.pos_embed is None else x + model.pos_embed(pos)
+
+@contextmanager
+def frozen(model:nn.Module):
+    "Parameters without gradients during the block (gradients for activations only)."
+    ps = [p for p in model.parameters() if p.requires_grad]
+    for p in ps: p.requires_grad_(False)
+    try: yield model
+    finally:
+        for p in ps: p.requires_grad_(True)
+
+def _grab(model:nn.Module, names, fn) -> list:
+    "Forward hooks calling fn(name, module, output) on the hook points `names`; returns the handles."
+    hps = hook_points(model)
+    for h in names:
+        if h not in hps: raise ValueError(f"unknown hook {h!r}; see model.hook_names()")
+    return [hps[h].register_forward_hook(lambda m, i, o, h=h: fn(h, m, o)) for h in names]
+
+def gradient_screen(model:LanguageModel,
+                    tokens:torch.Tensor,      # (n, L) clean tokens
+                    cfs:list,                 # counterfactual tokens, each (n, L)
+                    sites:list,               # `Site`s
+                    site_idx:list,            # per site, its positions (n,)
+                    read_at:torch.Tensor,     # (n,) the position whose logits are read
+                    answer:torch.Tensor,      # (n,) the answer token
+                    batch_tokens:int=16384):  # rows x window length per forward and backward
+    "O (n,), and per counterfactual (C (n,), (clean - cf activation) . dC/da at every site (sites, n)): the attribution estimate."
+    n, L = tokens.shape
+    dev, rows = tokens.device, torch.arange(n, device=tokens.device)
+    by_hook = {}                                                            # hook -> the sites on it
+    for i, s in enumerate(sites): by_hook.setdefault(s.hook, []).append(i)
+    P = torch.stack(site_idx) if sites else torch.zeros(0, n, dtype=torch.long, device=dev)  # (sites, n)
+    # step 1: where each counterfactual first differs from the clean tokens (nothing before it changes)
+    first = [torch.where((cf != tokens).any(1), (cf != tokens).int().argmax(1), L) for cf in cfs]  # each (n,)
+    start = [torch.minimum(f, read_at) for f in first]                      # each (n,): where its window starts
+    # step 2: one clean run records the windows' prefixes and the clean values at every site
+    clean = {}
+    def keep_clean(h, m, out):
+        o = out.movedim(m.seq_dim, 1)                                       # (n, L, ...)
+        clean[h] = o[rows[None], P[by_hook[h]]].detach()                    # (k, n, ...): the hook's sites
+    handles = _grab(model, by_hook, keep_clean)
+    try: cache, _, hid = record_run(model, tokens, torch.stack(start, 1) - 1 if cfs else None)
+    finally:
+        for hd in handles: hd.remove()
+    def p_answer(h, a):                                                     # (B,): the answer's probability, at least fp32
+        lg = model.logits(h)                                                # (B, vocab)
+        return lg.to(torch.promote_types(lg.dtype, torch.float32)).log_softmax(-1).gather(1, a[:, None])[:, 0].exp()
+    with torch.no_grad(): O = p_answer(hid[rows, read_at], answer)
+    m = len(cfs)
+    C, est = O.new_empty(m, n), O.new_zeros(m, len(sites), n)
+    # every (counterfactual, example) is a row; rows of similar window lengths share a batch
+    cr, er = torch.arange(m, device=dev).repeat_interleave(n), rows.repeat(m)  # (m n,): counterfactual, example
+    st_all, first_all = torch.cat(start) if m else rows[:0], torch.cat(first) if m else rows[:0]  # (m n,)
+    order = torch.argsort(read_at[er] - st_all, descending=True, stable=True)
+    cf_all = torch.cat(cfs) if m else tokens[:0]                            # (m n, L)
+    j = 0
+    while j < len(order):
+        W = int(read_at[er[order[j]]] - st_all[order[j]]) + 1
+        r = order[j:j + max(1, batch_tokens // W)]; j += len(r)
+        c, ex, st, fst = cr[r], er[r], st_all[r], first_all[r]
+        read = read_at[ex]
+        win = cache.window(ex, st, W, c)
+        acts = {}                                                           # hook -> (output, its positions, seq axis)
+        handles = _grab(model, by_hook, lambda h, m_, o: acts.__setitem__(h, (o, win.at, m_.seq_dim)))
+        # step 3: each counterfactual run from its first change on, and one backward from the answer's probability
+        try:
+            with torch.enable_grad(), frozen(model):
+                x = model.hook_embed(_embed_window(model, cf_all[r], win).requires_grad_())  # (B, W, d): gradients start here
+                for b, blk in enumerate(model.blocks):
+                    x = blk(x, win, last=(read - st) if b == len(model.blocks) - 1 else None)
+                p = p_answer(model.hook_final(model.ln_f(x))[:, 0], answer[ex])  # (B,)
+                names = [h for h in acts if acts[h][0].requires_grad]
+                grads = torch.autograd.grad(p.sum(), [acts[h][0] for h in names], allow_unused=True)
+        finally:
+            for hd in handles: hd.remove()
+        C[c, ex] = p.detach()
+        # step 4: (clean - cf) . gradient at each site's position; zero before the first change and where it cannot reach
+        b_ = torch.arange(len(r), device=dev)[None]
+        for h, g in zip(names, grads):
+            if g is None: continue
+            o, at, seq = acts[h]
+            a, g = o.detach().movedim(seq, 1), g.movedim(seq, 1)            # (B, W', ...)
+            pk = P[by_hook[h]][:, ex]                                       # (k, B): the sites' positions
+            match = at[None] == pk[..., None]                               # (k, B, W')
+            has = match.any(-1) & (pk >= fst)                               # (k, B)
+            idx = match.int().argmax(-1)                                    # (k, B)
+            e = ((clean[h][:, ex] - a[b_, idx]) * g[b_, idx]).flatten(2).sum(-1)  # (k, B)
+            est[c[None], torch.tensor(by_hook[h], device=dev)[:, None], ex[None]] = torch.where(has, e, 0.).to(est)
+    return O, [(C[i], est[i]) for i in range(m)]
 
 # %% ../nbs/06a_fast_patching.ipynb #5a620c30
 class Progress:

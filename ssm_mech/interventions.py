@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from .core import HookPoint, hook_points
 from .tasks import NAMED_POSITIONS, token_classes
 from .model import LanguageModel
-from .fast_patching import SuffixPlan, Progress
+from .fast_patching import SuffixPlan, Progress, gradient_screen, answer_scores
 
 # %% auto #0
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
@@ -229,11 +229,16 @@ def patch_sweep(model:LanguageModel,
         KL = (lp_clean.exp() * (lp_clean - lp_cf)).sum(-1).repeat(len(sites), 1)
         prog = Progress(steps, f"patch_sweep {cname}") if progress else None
         for si, ex, h in runs(progress=prog):
-            lse, rl = _read_scores(model, h, answer[ex])
-            R[si, ex], R_logit[si, ex] = (rl - lse).exp(), rl
+            if method == "suffix": lp, rl, lse = answer_scores(model, h, answer[ex])  # the fast path's head
+            else: lse, rl = _read_scores(model, h, answer[ex]); lp = rl - lse
+            R[si, ex], R_logit[si, ex] = lp.exp(), rl
             # KL(clean || patched) = sum p log p - p . logits + lse, and p . logits = h . (p E) for the tied head
             KL[si, ex] = neg_entropy[ex] - (h.double() * p_head[ex]).sum(-1).float() + lse
         if prog is not None: prog.close()
+        if method == "suffix":
+            R[plan.restored], R_logit[plan.restored] = O.expand_as(R)[plan.restored], O_logit.expand_as(R)[plan.restored]
+            KL[plan.restored] = 0.                                            # runs that restore the clean final state
+            plan.expand(R, R_logit, KL)                                       # sites whose runs equal another site's
         # best restoring site per example; -1 where no site restores anything
         best = torch.where(R.max(0).values > C + 1e-9, R.argmax(0), -1) if len(sites) else None
         denom = (O.mean() - C.mean()).item()
@@ -338,43 +343,21 @@ def attribution_sweep(model:LanguageModel,
                       classes:dict | None = None,   # {position: candidate token ids}
                       seed:int=0,
                       read:str="query") -> SweepResult:
-    "Attribution patching: R - C of every site estimated as (clean - corrupted activation) . gradient, one backward per corruption."
+    "Attribution patching: R - C of every site estimated as (clean - corrupted activation) . gradient (`gradient_screen`)."
     was = model.training; model.eval(); dev = next(model.parameters()).device
     sites = [s if isinstance(s, Site) else Site(*s) for s in (all_sites(model) if sites is None else sites)]
     tokens = tokens.to(dev); positions = {k: v.to(dev) for k, v in positions.items()}
     n, L = tokens.shape
     read_at, answer = resolve_positions(read, positions, L), _answers(tokens, positions)
     site_idx = [resolve_positions(s.position, positions, L) for s in sites]
-    hps, hooks, rows = hook_points(model), sorted({s.hook for s in sites}), torch.arange(n, device=dev)
-    p_answer = lambda h: model.logits(h[rows, read_at]).float().log_softmax(-1).gather(1, answer[:, None])[:, 0].exp()  # (n,)
-    acts = {}
-    def keep(mod, inp, out, name):
-        if out.requires_grad: out.retain_grad()
-        acts[name] = out
-    handles = [hps[h].register_forward_hook(lambda m, i, o, h=h: keep(m, i, o, h)) for h in hooks]
-    handles.append(model.hook_embed.register_forward_hook(lambda m, i, o: o.detach().requires_grad_()))  # gradients start here
-    frozen = [p for p in model.parameters() if p.requires_grad]
-    for p in frozen: p.requires_grad_(False)                                 # gradients for activations only
     sum_rows, ex_rows = [], []
     try:
-        with hooks_removed_after(handles):
-            with torch.no_grad(): O = p_answer(model.hidden(tokens))
-            clean = {h: a.detach() for h, a in acts.items()}
-            for ci, (cname, cf) in enumerate(_counterfactuals(tokens, positions, corruptions, classes, seed)):
-                with torch.enable_grad():
-                    C = p_answer(model.hidden(cf))
-                    C.sum().backward()                                       # examples are independent: one backward
-                est = {}
-                for h in hooks:
-                    a, seq = acts[h], hps[h].seq_dim
-                    g = a.grad if a.grad is not None else torch.zeros_like(a)
-                    est[h] = ((clean[h] - a.detach()) * g).movedim(seq, 1).flatten(2).sum(-1)  # (n, L)
-                R = torch.stack([C.detach() + est[s.hook][rows, site_idx[i]] for i, s in enumerate(sites)])  # (sites, n)
-                r, e = _summarise(cname, sites, O, C.detach(), R, n)
-                sum_rows += r; ex_rows += e
-    finally:
-        for p in frozen: p.requires_grad_(True)
-        model.train(was)
+        cfs = list(_counterfactuals(tokens, positions, corruptions, classes, seed))
+        O, per = gradient_screen(model, tokens, [cf for _, cf in cfs], sites, site_idx, read_at, answer)
+        for (cname, _), (C, est) in zip(cfs, per):                          # R estimated as C + (clean - cf) . dC/da
+            r, e = _summarise(cname, sites, O, C, C + est, n)
+            sum_rows += r; ex_rows += e
+    finally: model.train(was)
     return SweepResult(pd.concat(ex_rows, ignore_index=True) if ex_rows else pd.DataFrame(), pd.DataFrame(sum_rows))
 
 # %% ../nbs/06_interventions.ipynb #h0000002
