@@ -9,9 +9,11 @@ internals) x the six named positions x key and value corruption.
   restart at the site's block and recompute every position, several sites stacked along the batch, head only at
   the answer). It is the in-run baseline.
 * suffix: `patch_sweep()` (default `method="suffix"`): patched runs recompute only positions >= the patch, from
-  the site's block on, and skip runs whose patch cannot reach the read position (`ssm_mech.fast_patching`).
-* attribution: `attribution_sweep`, the gradient estimate of every site (one forward and one backward per
-  corruption).
+  the site's block on (a site that changes its block's output only at the patch computes that block at one
+  position), skip runs whose patch cannot reach the read position or restores the clean final state, and run
+  once for sites whose patched runs coincide (`ssm_mech.fast_patching`).
+* attribution: `attribution_sweep`, the gradient estimate of every site (`gradient_screen`: one clean recording,
+  then both corruptions' runs, each from its first changed token, in one forward and one backward per batch).
 * naive (optional, --naive-sites k): one full forward per site per batch of 64 examples with full-vocabulary
   logits at every position, as a hook-based evaluator does, timed on k random sites and extrapolated.
 * logger (optional, --logger): training the CPU AR preset with `MechanismLogger` every 1,000 steps; the share of

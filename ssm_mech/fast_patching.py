@@ -17,8 +17,8 @@ from .mixers import MLP
 from .model import LanguageModel
 
 # %% auto #0
-__all__ = ['POST_MIXER', 'MLP_CHAIN', 'run_aliases', 'record_run', 'window_patched', 'SuffixPlan', 'answer_scores', 'frozen',
-           'gradient_screen', 'Progress']
+__all__ = ['POST_MIXER', 'MLP_CHAIN', 'run_aliases', 'off_read_aliases', 'record_run', 'window_patched', 'SuffixPlan',
+           'answer_scores', 'frozen', 'gradient_screen', 'Progress']
 
 # %% ../nbs/06a_fast_patching.ipynb #2b1f1a0a
 POST_MIXER = ("hook_mixer_out", "hook_resid_mid", "hook_mlp_in", "mlp.", "hook_mlp_out", "hook_resid_post")
@@ -66,16 +66,53 @@ def run_aliases(sites:list, model:LanguageModel) -> list:
         if k not in best or _group(s, n_blocks) > _group(sites[best[k]], n_blocks): best[k] = i
     return [best[_same_run(s, model)] for s in sites]
 
+def _cat(parts:list):
+    "Chunks of a recording joined along the example axis (tensors, or tuples of them)."
+    if isinstance(parts[0], tuple): return tuple(_cat(list(p)) for p in zip(*parts))
+    return parts[0] if len(parts) == 1 else torch.cat(parts)
+
+def off_read_aliases(sites:list, model:LanguageModel) -> dict:
+    "{site: site}: the last block's input at p reaches the read position r only through its mixer input unless p = r."
+    last = len(model.blocks) - 1
+    mixer_in = {str(s.position): i for i, s in enumerate(sites) if s.hook == f"blocks.{last}.hook_mixer_in"}
+    return {i: mixer_in[str(s.position)] for i, s in enumerate(sites)
+            if s.hook == f"blocks.{last}.hook_resid_pre" and str(s.position) in mixer_in}
+
 @torch.no_grad()
-def record_run(model:LanguageModel, tokens, keep=None):
-    "A full forward that records what suffix windows need: (`SuffixCache`, block inputs and last output, hidden states)."
-    cache, resid = SuffixCache(tokens.shape[1], keep), []
-    handles = [blk.register_forward_pre_hook(lambda m, a: resid.append(a[0].detach())) for blk in model.blocks]
-    handles.append(model.blocks[-1].register_forward_hook(lambda m, a, o: resid.append(o.detach())))
-    try: h = model.hidden(tokens, cache)
-    finally:
-        for hd in handles: hd.remove()
-    return cache, resid, h
+def record_run(model:LanguageModel, tokens,
+               keep=None,        # (n, m) times whose recurrent states windows start from
+               sites=(),         # `Site`s whose values to capture ...
+               site_idx=(),      # ... at these positions (n,) each
+               chunk:int=64,     # examples per forward: a recurrent scan's states stay in cache
+               record:bool=True): # False: only the site values and hidden states (the cache is None)
+    "A full forward that records what suffix windows need: (`SuffixCache`, block inputs and last output, hidden states, site values)."
+    n, L = tokens.shape
+    parts, resid, hid, vals = [], [], [], [[] for _ in sites]
+    by_hook = {}
+    for i, s in enumerate(sites): by_hook.setdefault(s.hook, []).append(i)
+    for j in range(0, max(n, 1), chunk):
+        c = SuffixCache(L, None if keep is None else keep[j:j + chunk])
+        r, rows = [], torch.arange(len(tokens[j:j + chunk]), device=tokens.device)
+        def grab(h, m, o, rows=rows, j=j):
+            o = o.movedim(m.seq_dim, 1)                                     # (chunk, L, ...)
+            for i in by_hook[h]: vals[i].append(o[rows, site_idx[i][j:j + chunk]].detach())
+        handles = [blk.register_forward_pre_hook(lambda m, a, r=r: r.append(a[0].detach())) for blk in model.blocks]
+        handles.append(model.blocks[-1].register_forward_hook(lambda m, a, o, r=r: r.append(o.detach())))
+        handles += _grab(model, by_hook, grab)
+        try: hid.append(model.hidden(tokens[j:j + chunk], c if record else None))  # (chunk, L, d)
+        finally:
+            for hd in handles: hd.remove()
+        parts.append(c); resid.append(r)
+    cache = SuffixCache(L, keep) if record else None
+    if record: cache.store = {k: _cat([p.store[k] for p in parts]) for k in parts[0].store}
+    return cache, [_cat(list(t)) for t in zip(*resid)], _cat(hid), [_cat(v) for v in vals]
+
+def _grab(model:nn.Module, names, fn) -> list:
+    "Forward hooks calling fn(name, module, output) on the hook points `names`; returns the handles."
+    hps = hook_points(model)
+    for h in names:
+        if h not in hps: raise ValueError(f"unknown hook {h!r}; see model.hook_names()")
+    return [hps[h].register_forward_hook(lambda m, i, o, h=h: fn(h, m, o)) for h in names]
 
 def window_patched(model:nn.Module, cache:SuffixCache, hooks:dict) -> list:
     "Hooks overwriting activations at each row's own position: `hooks` = {name: (rows (k,), positions (k,), values (k, ...))}; returns the handles."
@@ -104,11 +141,12 @@ class SuffixPlan:
         self.model, self.sites, self.site_idx, self.read_at, self.vals = model, sites, site_idx, read_at, clean_vals
         dev = cf.device
         self.alias = run_aliases(sites, model)                              # per site, the site whose runs it reuses
+        self.off_read = off_read_aliases(sites, model)                      # ... and where p != r
         labels = sorted({str(s.position) for s in sites})
         first = {str(s.position): site_idx[i] for i, s in enumerate(sites)}
         self.slot = torch.tensor([labels.index(str(s.position)) for s in sites], dtype=torch.long, device=dev)
         keep = torch.stack([first[p] - 1 for p in labels], 1) if labels else None  # (n, m): states windows start from
-        self.cache, self.resid, h = record_run(model, cf, keep)
+        self.cache, self.resid, h, self.cf_vals = record_run(model, cf, keep, sites, site_idx)  # cf_vals: each site's value
         self.cf_hidden = h[torch.arange(len(cf), device=dev), read_at]     # (n, d)
 
     def schedule(self, skip=None, # (sites, n) runs known to change nothing (e.g. patch equal to the counterfactual value)
@@ -124,6 +162,7 @@ class SuffixPlan:
             ok = (site_idx[i] == read_at) if _only_at_read(s, model) else (site_idx[i] <= read_at)
             if skip is not None: ok = ok & ~skip[i]
             if _restores_clean(s, model): self.restored[i], ok = ok, ok & False  # the clean run: nothing to compute
+            if i in self.off_read: ok = ok & (site_idx[i] == read_at)       # elsewhere `expand` copies the mixer input's runs
             e = ok.nonzero()[:, 0]
             g = _group(s, n_blocks)
             local = _local(s, model) and g < n_blocks - 1                   # in the last block the window is one position anyway
@@ -143,6 +182,9 @@ class SuffixPlan:
 
     def expand(self, *tables):
         "Copy each site's results (rows of `tables`, each (sites, n, ...)) to the aliases that reuse them; in place."
+        for i, a in self.off_read.items():
+            off = self.site_idx[i] != self.read_at                          # (n,)
+            for t in tables: t[i, off] = t[a, off]
         for i, a in enumerate(self.alias):
             if a != i:
                 for t in tables: t[i] = t[a]
@@ -207,13 +249,6 @@ def frozen(model:nn.Module):
     finally:
         for p in ps: p.requires_grad_(True)
 
-def _grab(model:nn.Module, names, fn) -> list:
-    "Forward hooks calling fn(name, module, output) on the hook points `names`; returns the handles."
-    hps = hook_points(model)
-    for h in names:
-        if h not in hps: raise ValueError(f"unknown hook {h!r}; see model.hook_names()")
-    return [hps[h].register_forward_hook(lambda m, i, o, h=h: fn(h, m, o)) for h in names]
-
 def gradient_screen(model:LanguageModel,
                     tokens:torch.Tensor,      # (n, L) clean tokens
                     cfs:list,                 # counterfactual tokens, each (n, L)
@@ -221,7 +256,7 @@ def gradient_screen(model:LanguageModel,
                     site_idx:list,            # per site, its positions (n,)
                     read_at:torch.Tensor,     # (n,) the position whose logits are read
                     answer:torch.Tensor,      # (n,) the answer token
-                    batch_tokens:int=16384):  # rows x window length per forward and backward
+                    batch_tokens:int=4096):   # rows x window length per forward and backward
     "O (n,), and per counterfactual (C (n,), (clean - cf activation) . dC/da at every site (sites, n)): the attribution estimate."
     n, L = tokens.shape
     dev, rows = tokens.device, torch.arange(n, device=tokens.device)
@@ -232,14 +267,9 @@ def gradient_screen(model:LanguageModel,
     first = [torch.where((cf != tokens).any(1), (cf != tokens).int().argmax(1), L) for cf in cfs]  # each (n,)
     start = [torch.minimum(f, read_at) for f in first]                      # each (n,): where its window starts
     # step 2: one clean run records the windows' prefixes and the clean values at every site
-    clean = {}
-    def keep_clean(h, m, out):
-        o = out.movedim(m.seq_dim, 1)                                       # (n, L, ...)
-        clean[h] = o[rows[None], P[by_hook[h]]].detach()                    # (k, n, ...): the hook's sites
-    handles = _grab(model, by_hook, keep_clean)
-    try: cache, _, hid = record_run(model, tokens, torch.stack(start, 1) - 1 if cfs else None)
-    finally:
-        for hd in handles: hd.remove()
+    keep = torch.stack(start, 1) - 1 if cfs else None                       # (n, m): states windows start from
+    cache, _, hid, vals = record_run(model, tokens, keep, sites, site_idx)
+    clean = {h: torch.stack([vals[i] for i in ix]) for h, ix in by_hook.items()}  # hook -> (k, n, ...): its sites' values
     def p_answer(h, a):                                                     # (B,): the answer's probability, at least fp32
         lg = model.logits(h)                                                # (B, vocab)
         return lg.to(torch.promote_types(lg.dtype, torch.float32)).log_softmax(-1).gather(1, a[:, None])[:, 0].exp()

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from .core import HookPoint, hook_points
 from .tasks import NAMED_POSITIONS, token_classes
 from .model import LanguageModel
-from .fast_patching import SuffixPlan, Progress, gradient_screen, answer_scores
+from .fast_patching import SuffixPlan, Progress, gradient_screen, answer_scores, record_run
 
 # %% auto #0
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
@@ -206,17 +206,20 @@ def patch_sweep(model:LanguageModel,
     answer = _answers(tokens, positions)
     site_idx = {s: resolve_positions(s.position, positions, L) for s in sites}
     wanted = {(s.hook, str(s.position)): site_idx[s] for s in sites}
-    with cache_activations(model, wanted) as clean:                           # one clean run for all corruptions
-        O, O_logit, lp_clean = _scores(model.logits(model.hidden(tokens)[torch.arange(n, device=dev), read_at]), answer)
+    if method == "suffix":                                                   # one clean run for all corruptions, 64 examples at a time
+        _, _, hid, cv = record_run(model, tokens, None, sites, [site_idx[s] for s in sites], record=False)
+        clean = {(s.hook, str(s.position)): v for s, v in zip(sites, cv)}
+    else:
+        with cache_activations(model, wanted) as clean: hid = model.hidden(tokens)  # one clean run for all corruptions
+    O, O_logit, lp_clean = _scores(model.logits(hid[torch.arange(n, device=dev), read_at]), answer)
     neg_entropy = (lp_clean.exp() * lp_clean).sum(-1)                          # (n,)
     p_head = lp_clean.exp().double() @ model.embed.weight.double()             # (n, d): the clean distribution through the head
     ex_rows, sum_rows = [], []
     for cname, cf in _counterfactuals(tokens, positions, corruptions, classes, seed):
         vals = [clean[(s.hook, str(s.position))] for s in sites]
         if method == "suffix":
-            with cache_activations(model, wanted) as cf_vals:                 # the recorded counterfactual run
-                plan = SuffixPlan(model, cf, sites, [site_idx[s] for s in sites], vals, read_at)
-            same = torch.stack([(v == cf_vals[k].to(v)).flatten(1).all(1) for v, k in zip(vals, wanted)]) if sites else None
+            plan = SuffixPlan(model, cf, sites, [site_idx[s] for s in sites], vals, read_at)  # the recorded counterfactual run
+            same = torch.stack([(v == c.to(v)).flatten(1).all(1) for v, c in zip(vals, plan.cf_vals)]) if sites else None
             batches = plan.schedule(skip=same)                                # a patch equal to the corrupted value is a no-op
             cf_logits, steps = model.logits(plan.cf_hidden), len(batches)
             runs = lambda progress: plan.run(batches, progress)
