@@ -87,15 +87,15 @@ def record_run(model:LanguageModel, tokens,
                record:bool=True): # False: only the site values and hidden states (the cache is None)
     "A full forward that records what suffix windows need: (`SuffixCache`, block inputs and last output, hidden states, site values)."
     n, L = tokens.shape
-    parts, resid, hid, vals = [], [], [], [[] for _ in sites]
-    by_hook = {}
+    parts, resid, hid, by_hook = [], [], [], {}
     for i, s in enumerate(sites): by_hook.setdefault(s.hook, []).append(i)
+    at = {h: torch.stack([site_idx[i] for i in ix], 1) for h, ix in by_hook.items()}  # hook -> (n, k): its sites' positions
+    got = {h: [] for h in by_hook}
     for j in range(0, max(n, 1), chunk):
         c = SuffixCache(L, None if keep is None else keep[j:j + chunk])
         r, rows = [], torch.arange(len(tokens[j:j + chunk]), device=tokens.device)
-        def grab(h, m, o, rows=rows, j=j):
-            o = o.movedim(m.seq_dim, 1)                                     # (chunk, L, ...)
-            for i in by_hook[h]: vals[i].append(o[rows, site_idx[i][j:j + chunk]].detach())
+        def grab(h, m, o, rows=rows, j=j):                                  # all of a hook's sites in one gather
+            got[h].append(o.movedim(m.seq_dim, 1)[rows[:, None], at[h][j:j + chunk]].detach())  # (chunk, k, ...)
         handles = [blk.register_forward_pre_hook(lambda m, a, r=r: r.append(a[0].detach())) for blk in model.blocks]
         handles.append(model.blocks[-1].register_forward_hook(lambda m, a, o, r=r: r.append(o.detach())))
         handles += _grab(model, by_hook, grab)
@@ -105,7 +105,9 @@ def record_run(model:LanguageModel, tokens,
         parts.append(c); resid.append(r)
     cache = SuffixCache(L, keep) if record else None
     if record: cache.store = {k: _cat([p.store[k] for p in parts]) for k in parts[0].store}
-    return cache, [_cat(list(t)) for t in zip(*resid)], _cat(hid), [_cat(v) for v in vals]
+    got = {h: _cat(v) for h, v in got.items()}                              # hook -> (n, k, ...)
+    vals = [got[s.hook][:, by_hook[s.hook].index(i)] for i, s in enumerate(sites)]  # per site (n, ...)
+    return cache, [_cat(list(t)) for t in zip(*resid)], _cat(hid), vals
 
 def _grab(model:nn.Module, names, fn) -> list:
     "Forward hooks calling fn(name, module, output) on the hook points `names`; returns the handles."
