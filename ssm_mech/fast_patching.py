@@ -300,7 +300,7 @@ def gradient_screen(model:LanguageModel,
                     x = blk(x, win, last=(read - st) if b == len(model.blocks) - 1 else None)
                 p = p_answer(model.hook_final(model.ln_f(x))[:, 0], answer[ex])  # (B,)
                 names = [h for h in acts if acts[h][0].requires_grad]
-                grads = torch.autograd.grad(p.sum(), [acts[h][0] for h in names], allow_unused=True)
+                grads = torch.autograd.grad(p.sum(), [acts[h][0] for h in names], allow_unused=True) if names else []
         finally:
             for hd in handles: hd.remove()
         C[c, ex] = p.detach()
