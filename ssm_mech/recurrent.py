@@ -514,16 +514,20 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
     # 2. the state each chunk produces on its own, at its end
     decay_to_end = torch.exp(a_cum[..., -1:] - a_cum)             # (b, h, c, Q)
     states = einsum(B, decay_to_end, X, "b c q n, b h c q, b c q h p -> b c h p n")  # (b, c, h, p, n)
-    # 3. pass states across chunk boundaries
-    S = x.new_zeros(b, h, p, n) if h0 is None else h0             # (b, h, p, n)
-    S_in = []
+    # 3. pass states across chunk boundaries (None: the zero state before the sequence, when h0 is None)
+    S, S_in = h0, []                                              # (b, h, p, n) or None
     for st, dec in zip(states.unbind(1), torch.exp(a_cum[..., -1]).unbind(2)):  # (b,h,p,n), (b,h)
         S_in.append(S)
-        S = S * dec[..., None, None] + st                         # (b, h, p, n)
-    # 4. contribution of the incoming state
-    y = y + einsum(C, torch.stack(S_in, 1), torch.exp(a_cum), "b c t n, b c h p n, b h c t -> b c t h p")
+        S = st if S is None else S * dec[..., None, None] + st    # (b, h, p, n)
+    # 4. contribution of the incoming states, from the first chunk that has one
+    c0 = 0 if h0 is not None else 1                               # without h0, chunk 0 starts from zero
+    if c0 < nc:
+        y_in = einsum(C[:, c0:], torch.stack(S_in[c0:], 1), torch.exp(a_cum[:, :, c0:]),
+                      "b c t n, b c h p n, b h c t -> b c t h p")  # (b, nc-c0, Q, h, p)
+        y = torch.cat([y[:, :c0], y[:, c0:] + y_in], 1) if c0 else y + y_in  # (b, c, Q, h, p)
     y = rearrange(y, "b c q h p -> b (c q) h p")[:, :l]           # (b, l, h, p)
     if states_at is None: return y, S
+    S_in = [torch.zeros_like(S) if s is None else s for s in S_in]  # (b, h, p, n) each
     # 5. states at given times t = c*Q + q: e^{a_cum[t]} S_in[c] + sum_{s<=q} e^{a_cum[t]-a_cum[s]} X_s B_sᵀ
     bi, t = torch.arange(b, device=x.device)[:, None], states_at.clamp(min=0)
     ci, qi = t // Q, t % Q                                        # (b, m)
