@@ -308,10 +308,11 @@ class ShiftKernel(nn.Module):
 
     def forward(self, l:int):
         "The kernel (c, l), zero beyond N."
-        n = 2 * self.d_state                                                    # FFT size: no wrap-around
-        Bf, Cf = torch.fft.rfft(self.B, n=n), torch.fft.rfft(self.C, n=n)      # (c, N+1) each
-        k = torch.fft.irfft(Bf.conj() * Cf, n=n)[:, :min(self.d_state, l)]      # (c, min(N, l)): cross-correlation
-        return F.pad(k, (0, l - k.shape[1]))                                    # (c, l)
+        lk = min(self.d_state, l)                                               # lags 0 ... lk-1 are needed
+        n = fft_size(self.d_state + lk - 1)                                     # FFT size: no wrap-around into them
+        Bf, Cf = torch.fft.rfft(self.B, n=n), torch.fft.rfft(self.C, n=n)      # (c, n//2+1) each
+        k = torch.fft.irfft(Bf.conj() * Cf, n=n)[:, :lk]                        # (c, lk): cross-correlation
+        return F.pad(k, (0, l - lk))                                            # (c, l)
 
 class DiagKernel(nn.Module):
     "S4D-Lin diagonal SSM kernel with bilinear discretisation, one per head (zoology's `SSKernelDiag`)."
