@@ -394,19 +394,19 @@ def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
                                        upper=False, unitriangular=True)   # (b, h, n, c, dk+dv)
     W, U = WU.split([dk, dv], -1)                                 # (b,h,n,c,dk), (b,h,n,c,dv)
     QK = torch.tril(q @ k.transpose(-1, -2))                      # (b, h, n, c, c) incl. diagonal
-    S = q.new_zeros(b, h, dk, dv) if S0 is None else S0           # (b, h, dk, dv)
-    kept = None if states_at is None else S.new_zeros(b, states_at.shape[1], h, dk, dv)
+    S = S0                                                        # (b, h, dk, dv); None: zeros, whose products are skipped
+    kept = None if states_at is None else q.new_zeros(b, states_at.shape[1], h, dk, dv)
     os = []
     for i, (q_i, k_i, W_i, U_i, QK_i) in enumerate(zip(q.unbind(2), k.unbind(2), W.unbind(2), U.unbind(2), QK.unbind(2))):
-        u_i = U_i - W_i @ S                                       # (b, h, c, dv)
-        os.append(q_i @ S + QK_i @ u_i)                           # (b, h, c, dv)
+        u_i = U_i if S is None else U_i - W_i @ S                 # (b, h, c, dv)
+        os.append(QK_i @ u_i if S is None else q_i @ S + QK_i @ u_i)  # (b, h, c, dv)
         if kept is not None:                                      # states inside this chunk: S + sum_{s<=t} k_s u_sᵀ
             off = states_at - i * c                               # (b, m): offset in this chunk
             inside = (off >= 0) & (off < c)
             upto = (torch.arange(c, device=q.device) <= off[..., None]) & inside[..., None]  # (b, m, c)
-            part = einsum(k_i, u_i, upto.to(k_i.dtype), "b h s k, b h s v, b m s -> b m h k v")
-            kept = kept + inside.to(S.dtype)[..., None, None, None] * S[:, None] + part
-        S = S + k_i.transpose(-1, -2) @ u_i                       # (b, h, dk, dv)
+            kept = kept + einsum(k_i, u_i, upto.to(k_i.dtype), "b h s k, b h s v, b m s -> b m h k v")
+            if S is not None: kept = kept + inside.to(S.dtype)[..., None, None, None] * S[:, None]
+        S = k_i.transpose(-1, -2) @ u_i if S is None else S + k_i.transpose(-1, -2) @ u_i  # (b, h, dk, dv)
     o = rearrange(torch.stack(os, 2), "b h n c e -> b (n c) h e")  # (b, n*c, h, dv)
     return (o[:, :l], S) + (() if kept is None else (kept,))
 
