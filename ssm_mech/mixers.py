@@ -17,9 +17,9 @@ from .core import (HookPoint, register_mixer, ShortConv, fft_causal_conv,
                            implicit_positions, seq_full, causal_mask, seq_rows, seq_linear)
 
 # %% auto #0
-__all__ = ['TOEPLITZ_MAX_LEN', 'TRAIN_VIEWS', 'MHA', 'MLP', 'fft_size', 'toeplitz', 'causal_conv', 'ImplicitLongConv', 'BaseConv',
-           'taylor_features', 'BasedLinearAttention', 'based', 'Sin', 'HyenaFilter', 'Hyena', 'ShiftKernel',
-           'DiagKernel', 'H3']
+__all__ = ['TOEPLITZ_MAX_LEN', 'TOEPLITZ_MIN_ROWS', 'TRAIN_VIEWS', 'MHA', 'MLP', 'fft_size', 'toeplitz', 'conv_path',
+           'causal_conv', 'ImplicitLongConv', 'BaseConv', 'taylor_features', 'BasedLinearAttention', 'based', 'Sin',
+           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'H3']
 
 # %% ../nbs/02_mixers.ipynb #f072a08a
 def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
@@ -71,31 +71,35 @@ class MLP(nn.Module):
         return self.fc2(h)                                                      # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #d7c0836e
-TOEPLITZ_MAX_LEN = 40  # causal_conv: Toeplitz product up to this length, FFT above (measured above)
+TOEPLITZ_MAX_LEN = 64  # causal_conv: Toeplitz product up to this length ...
+TOEPLITZ_MIN_ROWS = 16  # ... and from this many rows (batch x channels per filter); FFT otherwise (measured below)
 
 def fft_size(n:int) -> int:
-    "The smallest 5-smooth integer (2^a·3^b·5^c) >= n: an FFT size without large prime factors."
+    "The smallest even 5-smooth integer (2^a·3^b·5^c, a >= 1) >= n: a real-FFT size without large prime factors."
     while True:
         m = n
         for p in (2, 3, 5):
             while m % p == 0: m //= p
-        if m == 1: return n
+        if m == 1 and n % 2 == 0: return n
         n += 1
 
 def toeplitz(h, # (g, l_h) filters
              l:int): # sequence length L
     "Lower-triangular Toeplitz matrices T[g, t, s] = h[g, t-s] for 0 <= t-s < l_h, else 0: (g, L, L)."
-    t = torch.arange(l, device=h.device)
-    lag = t[:, None] - t[None, :]                                               # (L, L): t - s
-    h = F.pad(h[:, :l], (0, l + 1 - min(h.shape[1], l)))                        # (g, L+1): zeros from l_h on
-    return h[:, torch.where(lag >= 0, lag, l)]                                  # (g, L, L): index L reads a zero
+    h = h[:, :l]                                                                # (g, min(l_h, L))
+    hp = F.pad(h, (l - 1, l - h.shape[1]))                                      # (g, 2L-1): L-1 zeros, h, zeros
+    return hp.unfold(-1, l, 1).flip(-1)                                         # (g, L, L): [t, s] = hp[t + L-1 - s]
+
+def conv_path(b:int, l:int, c:int, g:int) -> str:
+    "The path `causal_conv` takes for input (b, l, c) and g filters: 'toeplitz' or 'fft' (see the rule above)."
+    return "toeplitz" if l <= TOEPLITZ_MAX_LEN and b * (c // g) >= TOEPLITZ_MIN_ROWS else "fft"
 
 def causal_conv(u, # (b, l, c) input
                 h): # (g, l_h) filters, g dividing c: row i serves channels i*c/g ... (i+1)*c/g - 1
     "Causal long convolution $y_{t,ch}=\\sum_{s\\le t} h_{i(ch),t-s}u_{s,ch}$: Toeplitz product for short sequences, FFT otherwise."
     b, l, c = u.shape; g = h.shape[0]
     dt = torch.promote_types(torch.promote_types(u.dtype, h.dtype), torch.float32)  # fp32, or fp64 for fp64 inputs
-    if l <= TOEPLITZ_MAX_LEN:
+    if conv_path(b, l, c, g) == "toeplitz":
         T = toeplitz(h.to(dt), l)                                               # (g, l, l)
         y = einsum(T, rearrange(u.to(dt), "b s (g r) -> b s g r", g=g), "g t s, b s g r -> b t g r")  # (b, l, g, c/g)
         return rearrange(y, "b t g r -> b t (g r)").to(u.dtype)                 # (b, l, c)
