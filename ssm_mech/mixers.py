@@ -19,7 +19,7 @@ from .core import (HookPoint, register_mixer, ShortConv, fft_causal_conv,
 # %% auto #0
 __all__ = ['TOEPLITZ_MAX_LEN', 'TOEPLITZ_MIN_ROWS', 'TRAIN_VIEWS', 'MHA', 'MLP', 'fft_size', 'toeplitz', 'conv_path',
            'causal_conv', 'ImplicitLongConv', 'BaseConv', 'taylor_features', 'BasedLinearAttention', 'based', 'Sin',
-           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'H3']
+           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'with_skip', 'H3']
 
 # %% ../nbs/02_mixers.ipynb #f072a08a
 def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
@@ -346,11 +346,16 @@ class DiagKernel(nn.Module):
         for _ in range(c): pw.append(pw[-1] * dA)                               # (H, N/2) each
         outer = [Cp]                                                            # 2. C'·Ā^{c·a} for a = 0 ... m-1
         for _ in range(m - 1): outer.append(outer[-1] * pw[c])                  # (H, N/2) each
-        k = einsum(torch.stack(outer, -1), torch.stack(pw[:c], -1), "h n a, h n r -> h a r")  # 3. (H, m, c): Σ_n C' Ā^{ca+r}
+        k = einsum(torch.stack(outer), torch.stack(pw[:c]), "a h n, r h n -> h a r")  # 3. (H, m, c): Σ_n C' Ā^{ca+r}
         return 2 * k.flatten(1)[:, :l].real                                     # (H, l)
 
 
 # %% ../nbs/02_mixers.ipynb #d0ab5bc8
+def with_skip(K, # (g, l) convolution kernels
+              D): # (g,) skip weights
+    "The kernels K with D added at lag 0: convolving with them is the convolution plus the skip term D ⊙ u."
+    return torch.cat([K[:, :1] + D[:, None], K[:, 1:]], 1)                     # (g, l)
+
 @register_mixer("h3", doc="H3: shift SSM on keys, k⊗v outer products through a diagonal SSM, read out by q")
 class H3(nn.Module):
     "H3 (Fu et al. 2023) as zoology's `H3`, with the paper's d_state = 1024 and head_dim = 2."
@@ -376,13 +381,13 @@ class H3(nn.Module):
         p = self.head_dim
         lk = lambda u: min(u.shape[1], self.l_max)                              # kernel length for input u
         q, k, v = self.hook_q(self.q_proj(x)), self.hook_k(self.k_proj(x)), self.hook_v(self.v_proj(x))  # (b, l, d)
-        shift = lambda u: causal_conv(u, self.shift_kernel(lk(u)))              # both SSMs are linear convolutions:
-        k = self.hook_k_shift(seq_linear(cache, self, "shift", k, shift) + k * self.ssm_k_D)  # a window convolves its change
+        shift = lambda u: causal_conv(u, with_skip(self.shift_kernel(lk(u)), self.ssm_k_D))  # both SSMs are linear
+        k = self.hook_k_shift(seq_linear(cache, self, "shift", k, shift))       # convolutions: a window convolves its change
         kv = (rearrange(k, "b l (h i) -> b l h i 1", i=p)
               * rearrange(v, "b l (h j) -> b l h 1 j", j=p))                    # (b, l, H, p, p)
-        diag = lambda u: causal_conv(u, self.kernel(lk(u)))                    # kernel (H, lk): a head's p*p channels share it
+        diag = lambda u: causal_conv(u, with_skip(self.kernel(lk(u)), self.D))  # kernel (H, lk): a head's p*p channels share it
         y = seq_linear(cache, self, "kv", rearrange(kv, "b l h i j -> b l (h i j)"), diag)  # (b, l, H*p*p)
-        y = rearrange(y, "b l (h i j) -> b l h i j", i=p, j=p) + kv * self.D[:, None, None]  # (b, l, H, p, p)
+        y = rearrange(y, "b l (h i j) -> b l h i j", i=p, j=p)                 # (b, l, H, p, p)
         y = self.hook_kv_ssm_out(y)
         o = einsum(rearrange(q, "b l (h i) -> b l h i", i=p), y, "b l h i, b l h i j -> b l j h")  # (b, l, p, H)
         o = self.hook_y(rearrange(o, "b l j h -> b l (j h)"))                 # (b, l, d): channel j*H + h
