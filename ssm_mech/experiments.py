@@ -68,9 +68,9 @@ def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | N
                   for p in ("key", "value", "next_key", "value+2", "query")]
     sites += [s for s in verdict_sites(model) if s not in sites]      # one sweep serves the table and the verdict
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=classes, seed=seed)
-    verdict = verdict_from_summary(res.summary, acc, len(model.blocks))
+    verdict = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed)
     out = {"mechanism": verdict.mechanism, "reason": verdict.reason, "accuracy": acc, "o_minus_c": verdict.o_minus_c,
-           "association": verdict.association, "conv": verdict.conv, "layer": verdict.layer,
+           "association": verdict.association, "interval": verdict.interval, "conv": verdict.conv, "layer": verdict.layer,
            "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
     if save:
         with run.lock():   # a run being trained (or dissected) elsewhere is refused

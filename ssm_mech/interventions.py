@@ -26,8 +26,8 @@ from .fast_patching import SuffixPlan, Progress
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
            'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep',
            'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook', 'upgrade_hook',
-           'Verdict', 'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary', 'mechanism_verdict',
-           'MechanismLogger', 'parse_site']
+           'Verdict', 'association_interval', 'verdict_intervals', 'decide_mechanism', 'conv_hook', 'verdict_sites',
+           'verdict_from_summary', 'mechanism_verdict', 'MechanismLogger', 'parse_site']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
 _POS_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*?)\s*(?:([+-])\s*(\d+))?\s*$")
@@ -478,13 +478,53 @@ class Verdict:
     conv: dict | None = None            # layer-0 conv output association at value / next_key / value+2
     layer: int | None = None            # the layer at whose input the rule was read (None: 1-layer model)
     by_layer: dict | None = None        # {layer: {'value': .., 'key': .., 'query': ..}} for every layer >= 1
+    interval: dict | None = None        # 95% bootstrap intervals at `layer`: {'value': (lo, hi), .., 'value-key': (lo, hi), ..}
     def __str__(self): return f"{self.mechanism} ({self.reason})"
 
 VERDICT_POSITIONS = ("value", "key", "query")
 
+def association_interval(examples:pd.DataFrame, site:str, corruption:str="key", n_boot:int=1000,
+                         level:float=0.95, seed:int=0) -> tuple[float, float]:
+    "Bootstrap interval of one site's association `(mean R - mean C) / (mean O - mean C)` over examples."
+    iv = _bootstrap(examples, [site], corruption, n_boot, level, seed)
+    return iv.get(site, (float("nan"), float("nan")))
+
+def _bootstrap(examples:pd.DataFrame, sites:list, corruption:str, n_boot:int, level:float, seed:int,
+               leads:dict | None = None) -> dict:
+    "Percentile intervals of the association at `sites` (and of `leads` {name: (site_a, site_b)}: a - b), one resampling for all."
+    e = examples[(examples.corruption == corruption) & examples.site.isin(sites)]
+    if e.empty: return {}
+    R = e.pivot(index="example", columns="site", values="R")                    # (n, sites): aligned by example
+    first = e[e.site == e.site.iloc[0]].set_index("example").loc[R.index]
+    O, C = first.O.to_numpy(float), first.C.to_numpy(float)                     # (n,): the same for every site
+    idx = np.random.default_rng(seed).integers(0, len(R), (n_boot, len(R)))     # (boot, n)
+    d = O[idx].mean(1) - C[idx].mean(1)                                         # (boot,)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = {s: (R[s].to_numpy(float)[idx].mean(1) - C[idx].mean(1)) / d for s in R.columns}   # {site: (boot,)}
+    q = [50 * (1 - level), 100 - 50 * (1 - level)]
+    def pct(x):
+        x = x[np.isfinite(x)]
+        return tuple(float(v) for v in np.percentile(x, q)) if len(x) else (float("nan"), float("nan"))
+    out = {s: pct(v) for s, v in a.items()}
+    for name, (sa, sb) in (leads or {}).items():
+        if sa in a and sb in a: out[name] = pct(a[sa] - a[sb])
+    return out
+
+def verdict_intervals(examples:pd.DataFrame,   # `SweepResult.examples` with the verdict sites
+                      layers:list, corruption:str="key", n_boot:int=1000, level:float=0.95, seed:int=0) -> dict:
+    "{layer: {'value': (lo, hi), 'key': .., 'query': .., 'value-key': .., ...}}: the intervals the verdict rule reads."
+    out = {}
+    for l in layers:
+        site = {p: f"blocks.{l}.hook_resid_pre@{p}" for p in VERDICT_POSITIONS}
+        leads = {f"{a}-{b}": (site[a], site[b]) for a in VERDICT_POSITIONS for b in VERDICT_POSITIONS if a != b}
+        iv = _bootstrap(examples, list(site.values()), corruption, n_boot, level, seed, leads)
+        if iv: out[l] = {**{p: iv[site[p]] for p in VERDICT_POSITIONS if site[p] in iv}, **{k: iv[k] for k in leads if k in iv}}
+    return out
+
 def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'query': a}} at each layer input >= 1
                      accuracy:float, o_minus_c:float, min_accuracy:float=0.5, min_effect:float=0.1,
-                     high:float=0.5, margin:float=0.2) -> tuple:
+                     high:float=0.5, margin:float=0.2,
+                     intervals:dict | None = None) -> tuple:   # `verdict_intervals` output; None: the point rule alone
     "The verdict rule of this page: (mechanism, reason, deciding layer, its associations)."
     layers = sorted(by_layer)
     def q_has_it(a): return a["query"] >= high and a["query"] >= a["value"] + margin
@@ -496,10 +536,22 @@ def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'q
     if decide is None: return "unresolved", "one layer: no residual stream between mixing layers to patch", None, None
     a = shown
     at = f" at the input of layer {max(decide, 1)}" if len(layers) > 1 else ""
-    if decide == 0: return "direct retrieval", f"answer at the query by the input of layer 1: {nums(a)}", decide, a
-    if a["value"] >= high and a["value"] >= max(a["key"], a["query"]) + margin: return "induction", nums(a) + at, decide, a
+    iv = (intervals or {}).get(max(decide, 1))
+    def close_call(mech, why, checks):   # checks: [(interval name, threshold)]; unresolved if an interval reaches below
+        if iv is None: return mech, why, decide, a
+        for name, thr in checks:
+            lo, hi = iv.get(name, (float("nan"), float("nan")))
+            if not lo >= thr:
+                return "unresolved", (f"{mech} by the point estimates ({why}), but the 95% interval of {name.replace('-', ' minus ')} "
+                                      f"[{lo:.2f}, {hi:.2f}] reaches below {thr}: too close to call"), decide, a
+        return mech, why, decide, a
+    if decide == 0:
+        return close_call("direct retrieval", f"answer at the query by the input of layer 1: {nums(a)}", [("query", high), ("query-value", margin)])
+    if a["value"] >= high and a["value"] >= max(a["key"], a["query"]) + margin:
+        return close_call("induction", nums(a) + at, [("value", high), ("value-key", margin), ("value-query", margin)])
     if max(a["query"], a["key"]) >= high and max(a["query"], a["key"]) >= a["value"] + margin:
-        return "direct retrieval", nums(a) + at, decide, a
+        w = "query" if a["query"] >= a["key"] else "key"
+        return close_call("direct retrieval", nums(a) + at, [(w, high), (f"{w}-value", margin)])
     return "unresolved", f"mixed evidence: {nums(a)}{at}", decide, a
 
 CONV_POSITIONS = ("value", "next_key", "value+2")   # where a short convolution can bind key and value
@@ -524,8 +576,10 @@ def _by_layer(summary:pd.DataFrame, corruption:str="key") -> dict:
     return {l: a for l, a in out.items() if set(a) == set(VERDICT_POSITIONS)}
 
 def verdict_from_summary(summary:pd.DataFrame,   # a patching table (`SweepResult.summary`, `patching.csv`) with the verdict sites
-                         accuracy:float, n_layers:int, **thresholds) -> Verdict:
-    "The mechanism verdict of a stored patching table (the same rule as `mechanism_verdict`)."
+                         accuracy:float, n_layers:int,
+                         examples:pd.DataFrame | None = None,   # per-example rows (`SweepResult.examples`): adds the intervals
+                         seed:int=0, **thresholds) -> Verdict:
+    "The mechanism verdict of a patching table (the same rule as `mechanism_verdict`); without `examples`, the point rule alone."
     by_layer = _by_layer(summary)
     missing = [l for l in range(1, n_layers) if l not in by_layer]
     if missing: raise ValueError(f"the patching table lacks value/key/query at the input of layer(s) {missing} (key corruption)")
@@ -534,18 +588,20 @@ def verdict_from_summary(summary:pd.DataFrame,   # a patching table (`SweepResul
     o_c = float(s.O.iloc[0] - s.C.iloc[0])
     cs = s[(s.hook == "blocks.0.mixer.hook_conv_out") & s.position.astype(str).isin(CONV_POSITIONS)]
     conv = {str(r.position): float(r.association) for r in cs.itertuples()} or None
-    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, **thresholds)
-    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer)
+    ivs = verdict_intervals(examples, sorted(by_layer), seed=seed) if examples is not None and len(examples) else None
+    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, intervals=ivs, **thresholds)
+    if ivs is None and mech != "unresolved": why += " (point estimates; no per-example data for intervals)"
+    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer, (ivs or {}).get(max(layer, 1)) if layer is not None else None)
 
 def mechanism_verdict(model:LanguageModel, tokens, positions, classes:dict, accuracy:float | None = None,
                       seed:int=0, **thresholds) -> Verdict:
     "Decide induction / direct retrieval / unresolved from key-corruption patching (thresholds on the page)."
     sites = verdict_sites(model) or [Site("blocks.0.hook_resid_pre", "query")]   # 1 layer: only O and C are needed
-    res = patch_sweep(model, tokens, positions, sites, corruptions=("key",), classes=classes, seed=seed).summary
+    res = patch_sweep(model, tokens, positions, sites, corruptions=("key",), classes=classes, seed=seed)
     if accuracy is None:
         acc_logits = model.logits(model.hidden(tokens)[torch.arange(len(tokens)), positions["query"]])
         accuracy = (acc_logits.argmax(-1) == _answers(tokens, positions)).float().mean().item()
-    return verdict_from_summary(res, accuracy, len(model.blocks), **thresholds)
+    return verdict_from_summary(res.summary, accuracy, len(model.blocks), examples=res.examples, seed=seed, **thresholds)
 
 # %% ../nbs/06_interventions.ipynb #51bde1e4
 class MechanismLogger:

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/packed.html.md"""
 
 # %% ../nbs/05b_packed.ipynb #16474562
 from __future__ import annotations
-import contextlib, copy, ctypes, json, os, shutil, socket, sys, time, warnings
+import contextlib, copy, ctypes, json, os, socket, sys, time, warnings
 from pathlib import Path
 from typing import Callable
 
@@ -19,9 +19,10 @@ from tqdm.auto import tqdm
 from .core import atomic_write, pick_device
 from .model import LanguageModel, save_model, load_model, n_params
 from .tasks import build_datasets
-from .runs import LOCK_FILE, ExperimentConfig, MetricsLog, Run, read_status, write_status
+from .runs import (ExperimentConfig, MetricsLog, Run, read_status, write_status, prepare_run_dir,
+                           clear_run_dir, _diff)
 from .train import (RunResult, lr_at, epoch_order, steps_per_epoch, total_steps, save_checkpoint, load_checkpoint,
-                            latest_checkpoint, _ckpt_name, _evaluate_all, _prune, _diff)
+                            latest_checkpoint, _ckpt_name, _evaluate_all, _prune)
 
 # %% auto #0
 __all__ = ['PACK_FREE', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'pack_key', 'check_packable', 'resume_step', 'pack_groups',
@@ -212,19 +213,6 @@ def keep_freed_memory() -> bool:
     return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 * 2**20) and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1))
 
 # %% ../nbs/05b_packed.ipynb #fdb07f00
-def _prepare(cfg, rd, resume, overwrite):
-    "`train`'s checks of one run directory; returns (cfg, status)."
-    run = Run(rd); status = run.status
-    if rd.exists() and any(p.name != LOCK_FILE for p in rd.iterdir()) and not (resume or overwrite):
-        what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
-        raise FileExistsError(f"run directory {rd} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
-    if resume and status and run.config_file.exists():   # the run's name is a label, not part of the experiment
-        old = run.config.to_dict()
-        diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
-        if diff: raise ValueError(f"cannot resume {rd}: its config differs from this one at {diff}")
-        cfg.name = old["name"]
-    return cfg, status
-
 def _start_step(ckpt_dirs) -> tuple:
     "The step every member can resume from, and each member's checkpoint there (None: start afresh)."
     steps = [resume_step(c.parent) for c in ckpt_dirs]
@@ -263,7 +251,7 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
         for rd in run_dirs: held.enter_context(Run(rd).lock())
         results, todo = [None] * len(cfgs), []
         for k, (cfg, rd) in enumerate(zip(cfgs, run_dirs)):
-            cfg, status = _prepare(cfg, rd, resume, overwrite)
+            cfg, status = prepare_run_dir(Run(rd), cfg, resume, overwrite)   # exactly as `train` prepares its own
             if resume and status.get("status") == "finished" and Run(rd).finished:
                 results[k] = RunResult(rd, status.get("final_metrics", {}), load_model(Run(rd).final, device=pick_device(cfg.train.device)),
                                        status.get("step", total_steps(cfg)), 0.0)
@@ -288,9 +276,7 @@ def train_packed(cfgs:list[ExperimentConfig], # K experiments that differ only i
         opts = [torch.optim.AdamW(m.parameters(), lr=c.train.lr, betas=tuple(c.train.betas), weight_decay=c.train.weight_decay)
                 for m, c in zip(members, cfgs_)]
         for rd in dirs:
-            if overwrite and rd.exists() and not resume:          # everything but the lock we hold
-                for p in rd.iterdir():
-                    if p.name != LOCK_FILE: shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            if overwrite: clear_run_dir(Run(rd))
             rd.mkdir(parents=True, exist_ok=True)
         logs = [MetricsLog(rd / "metrics.csv") for rd in dirs]
         start, ckpts = _start_step([rd / "checkpoints" for rd in dirs]) if resume else (0, [None] * K)

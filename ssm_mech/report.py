@@ -23,15 +23,15 @@ from .model import ModelConfig, n_params
 from .tasks import task_preset, build_datasets, token_classes, query_view, answer_pairs, MQARConfig
 from .runs import ExperimentConfig, TrainConfig, apply_overrides
 from .train import train, experiment_preset
-from .interventions import Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, CONV_POSITIONS, VERDICT_POSITIONS
+from .interventions import association_interval, Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, CONV_POSITIONS, VERDICT_POSITIONS
 from .sweep import PAPER_LRS
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 
 # %% auto #0
 __all__ = ['TASKS', 'TASK_LABELS', 'SCALES', 'ReportCardError', 'ContractError', 'Check', 'resolve_mixer', 'check_contract',
-           'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table', 'scale_experiments',
-           'association_interval', 'conv_hooks', 'dissect_model', 'find_results_dir', 'zoo_models', 'render_markdown',
-           'render_html', 'write_report_folder', 'ReportCard', 'report_card']
+           'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table', 'scale_experiments', 'conv_hooks',
+           'dissect_model', 'find_results_dir', 'zoo_models', 'render_markdown', 'render_html', 'write_report_folder',
+           'ReportCard', 'report_card']
 
 # %% ../nbs/08b_report_card.ipynb #f3325fb6
 class ReportCardError(ValueError):
@@ -248,20 +248,6 @@ def scale_experiments(scale:str) -> dict:
     return _preset_experiments("-cpu" if scale == "cpu" else "", 64)
 
 # %% ../nbs/08b_report_card.ipynb #fc3b6b33
-def association_interval(examples:pd.DataFrame, site:str, corruption:str="key", n_boot:int=400,
-                         level:float=0.95, seed:int=0) -> tuple[float, float]:
-    "Bootstrap interval of a site's association `(mean R - mean C) / (mean O - mean C)` over examples."
-    e = examples[(examples.corruption == corruption) & (examples.site == site)]
-    if e.empty: return (float("nan"), float("nan"))
-    O, C, R = (e[c].to_numpy(float) for c in ("O", "C", "R"))
-    idx = np.random.default_rng(seed).integers(0, len(e), (n_boot, len(e)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = (R[idx].mean(1) - C[idx].mean(1)) / (O[idx].mean(1) - C[idx].mean(1))
-    a = a[np.isfinite(a)]
-    if not len(a): return (float("nan"), float("nan"))
-    lo, hi = np.percentile(a, [50 * (1 - level), 100 - 50 * (1 - level)])
-    return (float(lo), float(hi))
-
 def conv_hooks(model) -> list[str]:
     "Hook points of the first layer's mixer whose name mentions a convolution."
     return [h for h in model.hook_names() if h.startswith("blocks.0.mixer.") and "conv" in h.rsplit(".", 1)[-1]]
@@ -283,10 +269,9 @@ def dissect_model(model, ds, n:int=256, seed:int=0, query:int|None=None) -> dict
     sites += [s for s in verdict_sites(model) if s not in sites]
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=token_classes(ds.config), seed=seed)
     acc = _accuracy_at(model, ds.tokens, pos)
-    v = verdict_from_summary(res.summary, acc, len(model.blocks))
+    v = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed)
     layer = max(v.layer or 1, 1)
-    ci = {p: association_interval(res.examples, f"blocks.{layer}.hook_resid_pre@{p}", seed=seed) for p in VERDICT_POSITIONS} \
-         if len(model.blocks) > 1 else {}
+    ci = {p: v.interval[p] for p in VERDICT_POSITIONS if p in v.interval} if v.interval else {}
     s = res.summary[res.summary.corruption == "key"]
     binding = {h: {str(r.position): float(r.association) for r in s[s.hook == h].itertuples()} for h in conv}
     return dict(mechanism=v.mechanism, reason=v.reason, accuracy=acc, o_minus_c=v.o_minus_c, layer=layer,

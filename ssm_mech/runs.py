@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/runs.html.md"""
 
 # %% ../nbs/04b_runs.ipynb #a4b00004
 from __future__ import annotations
-import copy, csv, json, math, os, re, socket, sys, time
+import copy, csv, json, math, os, re, shutil, socket, sys, time
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ except ImportError: fcntl = None   # not POSIX: directory locks are not availabl
 # %% auto #0
 __all__ = ['STATUS_FILE', 'METRICS_FILE', 'LOCK_FILE', 'ConfigError', 'read_yaml', 'TrainConfig', 'ExperimentConfig',
            'apply_overrides', 'config_node', 'parse_value', 'read_json', 'read_status', 'write_status', 'MetricsLog',
-           'Run', 'DirectoryLocked', 'DirLock', 'remove_temp_files']
+           'Run', 'DirectoryLocked', 'DirLock', 'remove_temp_files', 'prepare_run_dir', 'clear_run_dir']
 
 # %% ../nbs/04b_runs.ipynb #a4b00007
 class ConfigError(ValueError):
@@ -430,3 +430,51 @@ def remove_temp_files(directory, recursive:bool=True) -> list[Path]:
     found = [p for p in (d.rglob(f".*{TMP_SUFFIX}") if recursive else d.glob(f".*{TMP_SUFFIX}")) if p.is_file()]
     for p in found: p.unlink(missing_ok=True)
     return found
+
+# %% ../nbs/04b_runs.ipynb #65349923
+def _diff(a:dict, b:dict, prefix:str="") -> str | None:
+    "The first key (dotted, in sorted order) where the nested dicts `a` and `b` differ, with both values; None if equal."
+    for k in sorted(set(a) | set(b)):
+        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
+            r = _diff(a[k], b[k], f"{prefix}{k}.")
+            if r: return r
+        elif a.get(k) != b.get(k): return f"{prefix}{k} ({a.get(k)!r} != {b.get(k)!r})"
+    return None
+
+def _say(msg): print(msg, file=sys.stderr, flush=True)
+
+def prepare_run_dir(run:Run,                # the run directory; the caller holds its lock
+                    cfg:ExperimentConfig,   # the resolved config about to be trained there
+                    resume:bool=False,      # continue the run that is there
+                    overwrite:bool=False,   # replace it (deleted later, by `clear_run_dir`)
+                    ) -> tuple[ExperimentConfig, dict]:
+    "The pre-flight of a run directory, shared by `train` and `train_packed`: clear a dead session's remains, refuse what must not be reused; (cfg, status)."
+    d = run.path
+    if resume and overwrite: raise ConfigError(f"resume and overwrite exclude each other: resume continues the run in {d}, overwrite replaces it")
+    files = lambda: [p for p in d.iterdir() if p.name != LOCK_FILE] if d.is_dir() else []
+    status = {} if overwrite else run.status
+    if files() and not overwrite:
+        tmp = remove_temp_files(d)              # a kill during a write leaves these; we hold the lock, so they are stale
+        if tmp: _say(f"run directory {d}: removed {len(tmp)} temporary file(s) left by an interrupted write: {', '.join(p.name for p in tmp)}")
+        if status.get("status") == "running":  # nobody holds the lock, so that session died without a word
+            _say(f"run directory {d}: the previous session stopped abruptly (killed?) after step {status.get('step', 0)}; "
+                 f"marked 'killed', its {status.get('seconds', 0.0):.0f} s are kept")
+            run.write_status(status="killed", error="the session ended without a word (killed?)")
+            status = run.status
+    if files() and not (resume or overwrite):
+        what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
+        raise FileExistsError(f"run directory {d} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
+    if resume and (run.status_file.exists() or run.checkpoints.exists() or run.finished):   # a run was started here
+        if not run.config_file.exists():
+            raise ConfigError(f"cannot resume {d}: its config.yaml is missing, so this config cannot be checked against the run; restore it, or overwrite")
+        old = run.config.to_dict()             # the run's name is a label, not part of the experiment
+        diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
+        if diff: raise ConfigError(f"cannot resume {d}: its config differs from this one at {diff}")
+        cfg.name = old["name"]
+    return cfg, status
+
+def clear_run_dir(run:Run):
+    "Delete everything in the run directory but its lock (an overwrite; the caller holds the lock)."
+    if not run.path.is_dir(): return
+    for p in run.path.iterdir():
+        if p.name != LOCK_FILE: shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()

@@ -19,8 +19,8 @@ from tqdm.auto import tqdm
 from .core import atomic_write, pick_device
 from .tasks import build_datasets, task_preset
 from .model import ModelConfig, LanguageModel, save_model, load_model, n_params, check_state_dict
-from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, LOCK_FILE, apply_overrides,
-                           read_status, remove_temp_files, write_status)
+from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, apply_overrides,
+                           read_status, write_status, prepare_run_dir, clear_run_dir, _diff)
 
 # %% auto #0
 __all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'supervised_loss', 'evaluate', 'save_checkpoint', 'checkpoints', 'latest_checkpoint',
@@ -169,27 +169,7 @@ def _say(msg): print(msg, file=sys.stderr, flush=True)
 
 def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir) -> RunResult:
     run_dir = run.path
-    left = [p for p in run_dir.iterdir() if p.name != LOCK_FILE]
-    status = {} if overwrite else run.status
-    if left and not overwrite:
-        tmp = remove_temp_files(run_dir)       # a kill during a write leaves these; we hold the lock, so they are stale
-        if tmp: _say(f"run directory {run_dir}: removed {len(tmp)} temporary file(s) left by an interrupted write: {', '.join(p.name for p in tmp)}")
-        if status.get("status") == "running":  # nobody holds the lock, so that session died without a word
-            _say(f"run directory {run_dir}: the previous session stopped abruptly (killed?) after step {status.get('step', 0)}; "
-                 f"marked 'killed', its {status.get('seconds', 0.0):.0f} s are kept")
-            run.write_status(status="killed", error="the session ended without a word (killed?)")
-            status = run.status
-        left = [p for p in run_dir.iterdir() if p.name != LOCK_FILE]
-    if left and not (resume or overwrite):
-        what = f"a {status.get('status', 'unknown-state')} run" if status else "files"
-        raise FileExistsError(f"run directory {run_dir} already holds {what}; pass resume=True to continue it or overwrite=True to replace it")
-    if resume and (run.status_file.exists() or run.checkpoints.exists() or run.finished):   # a run was started here
-        if not run.config_file.exists():
-            raise ConfigError(f"cannot resume {run_dir}: its config.yaml is missing, so this config cannot be checked against the run; restore it, or overwrite")
-        old = run.config.to_dict()             # the run's name is a label, not part of the experiment
-        diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
-        if diff: raise ConfigError(f"cannot resume {run_dir}: its config differs from this one at {diff}")
-        cfg.name = old["name"]
+    cfg, status = prepare_run_dir(run, cfg, resume, overwrite)   # a dead session's remains cleared; reuse refused unless asked for
     if resume and status.get("status") == "finished" and run.finished:
         return RunResult(run_dir, status.get("final_metrics", {}), load_model(run.final, device=pick_device(cfg.train.device)),
                          status.get("step", total_steps(cfg)), 0.0)
@@ -200,8 +180,7 @@ def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cac
     n_total = total_steps(cfg)
     device = pick_device(cfg.train.device)
     model, opt = _fresh(cfg, device)
-    if overwrite:
-        for p in left: shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+    if overwrite: clear_run_dir(run)
     ckpt_dir, log = run.checkpoints, run.metrics
     start, meta, prior = 0, None, status.get("seconds", 0.0) if resume else 0.0
     t0 = time.time()
@@ -300,14 +279,6 @@ def _prune(ckpt_dir, keep):
     done = sorted(Path(ckpt_dir).glob("step_*.json"))
     for j in done[:-keep]:
         j.unlink(); j.with_suffix(".safetensors").unlink(missing_ok=True)
-
-def _diff(a, b, prefix=""):
-    for k in sorted(set(a) | set(b)):
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            r = _diff(a[k], b[k], f"{prefix}{k}.")
-            if r: return r
-        elif a.get(k) != b.get(k): return f"{prefix}{k} ({a.get(k)!r} != {b.get(k)!r})"
-    return None
 
 # %% ../nbs/05_train.ipynb #p05a0002
 def progress_bar(total:int, initial:int=0, desc:str="", disable:bool=False, unit:str="step", every:float=30.0):

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/viz.html.md"""
 
 # %% ../nbs/08_viz.ipynb #868578d8
 from __future__ import annotations
-import base64, html, io, re
+import base64, hashlib, html, io, json, re
 from pathlib import Path
 
 import numpy as np
@@ -331,7 +331,7 @@ class Explorer:
         self.n_layers = len(model.blocks)
         self.hooks_by_layer = {i: [h for h in model.hook_names() if h.startswith(f"blocks.{i}.")] for i in range(self.n_layers)}
         self.answer = self.tokens[torch.arange(self.n), self.positions["answer"]]  # (n,)
-        self._cf, self._grid, self._strip, self._dist = {}, {}, {}, {}
+        self._cf, self._grid, self._strip, self._dist, self._indexed = {}, {}, {}, {}, {}
         self._build_widgets(self.n_layers - 1 if layer is None else layer, point, position)
 
     @classmethod
@@ -446,50 +446,77 @@ def _on_change(self:Explorer, change):
 
 # %% ../nbs/08_viz.ipynb #8de04d2e
 @patch
-def state(self:Explorer) -> dict:
-    "The controls' current values."
-    i, pos = self.example.value, self.position.value
+def state(self:Explorer, **controls) -> dict:
+    "The controls' values: the current ones, or those after setting `controls` (example, corruption, method, layer, hook, position)."
+    s = dict(example=self.example.value, corruption=self.corruption.value, method=self.method.value,
+             layer=self.layer.value, hook=self.hook.value, position=self.position.value)
+    if unknown := sorted(controls.keys() - s.keys()): raise ValueError(f"unknown controls {unknown}; the controls are {list(s)}")
+    s.update(controls)
+    if "hook" in controls:                                   # the hook names its layer
+        if controls["hook"] not in self.model.hook_names(): raise ValueError(f"hook {controls['hook']!r} is not a hook of this model")
+        layer = int(re.match(r"blocks\.(\d+)\.", s["hook"]).group(1))
+        if "layer" in controls and controls["layer"] != layer: raise ValueError(f"hook {s['hook']!r} is not in layer {controls['layer']}")
+        s["layer"] = layer
+    elif "layer" in controls: s["hook"] = self._hook_for(s["layer"], point_of(self.hook.value))   # as moving the slider does
+    i, pos = s["example"], s["position"]
     idx = int(resolve_positions(pos, {k: v[i:i + 1] for k, v in self.positions.items()}, self.L)[0])
-    return dict(example=i, corruption=self.corruption.value, method=self.method.value, layer=self.layer.value,
-                hook=self.hook.value, point=point_of(self.hook.value), position=pos, index=idx)
+    return dict(example=i, corruption=s["corruption"], method=s["method"], layer=s["layer"], hook=s["hook"],
+                point=point_of(s["hook"]), position=pos, index=idx)
 
 def _restoration(R, C, O, eps:float=1e-3):
     d = O - C
     return np.where(np.abs(d) > eps, (R - C) / np.where(np.abs(d) > eps, d, 1.0), np.nan)
 
 @patch
-def data(self:Explorer) -> dict:
-    "Everything the views display for the current state (numbers and tables)."
-    s = self.state()
-    i, c, hook = s["example"], s["corruption"], s["hook"]
-    name = lambda t: self.config.token_name(int(t))
-    length = int(self.lengths[i])
-    roles = {}
+def _rows(self:Explorer, sweep:SweepResult) -> tuple:
+    "A cached sweep's examples indexed by (site, example) and its summary indexed by site."
+    if id(sweep) not in self._indexed:   # the sweep is kept with its index, so its id is never reused
+        self._indexed[id(sweep)] = (sweep, sweep.examples.set_index(["site", "example"]).sort_index(), sweep.summary.set_index("site"))
+    return self._indexed[id(sweep)][1:]
+
+@patch
+def _strip_table(self:Explorer, i:int, corruption:str, hook:str, method:str) -> pd.DataFrame:
+    "One row per position of example `i`: token, role, `R` and restoration of patching `hook` there, association over all examples."
+    length, roles = int(self.lengths[i]), {}
     for k, v in self.positions.items(): roles.setdefault(int(v[i]), []).append(k)
-    strip = self.strip_sweep(c, hook)
-    ex = strip.examples[strip.examples.example == i].set_index("site")
-    summ = strip.summary.set_index("site")
+    ex, summ = self._rows(self.strip_sweep(corruption, hook, method))
     sites = [str(Site(hook, p)) for p in range(length)]
-    R, C, O = ex.loc[sites, "R"].values, ex.loc[sites, "C"].values, ex.loc[sites, "O"].values
-    strip_df = pd.DataFrame(dict(position=range(length), token=[name(t) for t in self.tokens[i, :length]],
-                                 role=["/".join(roles.get(p, [])) for p in range(length)],
-                                 R=R, restoration=_restoration(R, C, O), association=summ.loc[sites, "association"].values))
-    g = self.grid_sweep(c)
-    gs = g.summary[g.summary.hook == hook].set_index("position")
-    named = gs["association"].reindex(list(NAMED_POSITIONS))
-    src = g if str(s["position"]) in NAMED_POSITIONS else strip
-    site = str(Site(hook, s["position"]))
-    row = src.examples[(src.examples.site == site) & (src.examples.example == i)].iloc[0]
-    site_d = dict(O=float(row.O), C=float(row.C), R=float(row.R),
-                  restoration=float(_restoration(row.R, row.C, row.O)),
-                  association=float(src.summary.set_index("site").loc[site, "association"]), n=self.n)
-    dist = self.distribution(i, c, hook, s["position"])
-    ans = int(self.answer[i])
+    rows = ex.loc[[(s, i) for s in sites]]
+    R, C, O = rows.R.values, rows.C.values, rows.O.values
+    return pd.DataFrame(dict(position=range(length), token=[self.config.token_name(int(t)) for t in self.tokens[i, :length]],
+                             role=["/".join(roles.get(p, [])) for p in range(length)],
+                             R=R, restoration=_restoration(R, C, O), association=summ.loc[sites, "association"].values))
+
+@patch
+def _site(self:Explorer, i:int, corruption:str, hook:str, position, method:str) -> dict:
+    "Example `i`'s O, C, R and restoration at `hook`@`position`, and the association there over all examples."
+    src = self.grid_sweep(corruption, method) if str(position) in NAMED_POSITIONS else self.strip_sweep(corruption, hook, method)
+    ex, summ = self._rows(src)
+    site = str(Site(hook, position))
+    row = ex.loc[(site, i)]
+    return dict(O=float(row.O), C=float(row.C), R=float(row.R), restoration=float(_restoration(row.R, row.C, row.O)),
+                association=float(summ.loc[site, "association"]), n=self.n)
+
+@patch
+def _answer_table(self:Explorer, i:int, corruption:str, hook:str, position) -> pd.DataFrame:
+    "The top-k tokens of the clean, corrupted and patched runs of example `i` (and its answer), with their three probabilities."
+    dist, ans = self.distribution(i, corruption, hook, position), int(self.answer[i])
     ids = list(dict.fromkeys([int(t) for p in dist.values() for t in p.topk(self.top_k).indices] + [ans]))
-    dist_df = pd.DataFrame({"token": [name(t) for t in ids], **{k: p[ids].numpy() for k, p in dist.items()}}, index=ids)
-    dist_df = dist_df.sort_values(["clean", "patched"], ascending=False)
-    return dict(state=s, tokens=list(strip_df.token), answer=name(ans), site=site_d, strip=strip_df, named=named,
-                grid=restoration_grid(g.summary, c, s["point"]), distribution=dist_df)
+    df = pd.DataFrame({"token": [self.config.token_name(t) for t in ids], **{k: p[ids].numpy() for k, p in dist.items()}}, index=ids)
+    return df.sort_values(["clean", "patched"], ascending=False)
+
+@patch
+def data(self:Explorer, **controls) -> dict:
+    "Everything the views display for the current state, or for the state after setting `controls` (see `state`)."
+    s = self.state(**controls)
+    i, c, hook, m = s["example"], s["corruption"], s["hook"], s["method"]
+    strip = self._strip_table(i, c, hook, m)
+    g = self.grid_sweep(c, m)
+    named = g.summary[g.summary.hook == hook].set_index("position")["association"].reindex(list(NAMED_POSITIONS))
+    return dict(state=s, tokens=list(strip.token), answer=self.config.token_name(int(self.answer[i])),
+                site=self._site(i, c, hook, s["position"], m), strip=strip, named=named,
+                grid=restoration_grid(g.summary, c, s["point"]), distribution=self._answer_table(i, c, hook, s["position"]))
+
 
 # %% ../nbs/08_viz.ipynb #f90e4d13
 _CMAP = plt.get_cmap("RdBu_r")
@@ -512,14 +539,15 @@ def strip_html(d:dict) -> str:
 @patch
 def _header_html(self:Explorer, d:dict) -> str:
     s, site = d["state"], d["site"]
+    eq = "≈" if s["method"] == "estimated" else "="        # attribution patching estimates R, and so the association
     return (f"<b>{html.escape(self.title)}</b> &nbsp; example {s['example']}, answer <code>{html.escape(d['answer'])}</code>, "
             f"{s['corruption']} corrupted; patch <code>{html.escape(s['hook'])}</code> at {html.escape(str(s['position']))} "
-            f"(#{s['index']}): O={site['O']:.3f} C={site['C']:.3f} R={site['R']:.3f}; "
-            f"association over {site['n']} examples = {site['association']:.2f}")
+            f"(#{s['index']}): O={site['O']:.3f} C={site['C']:.3f} R{eq}{site['R']:.3f}; "
+            f"association over {site['n']} examples {eq} {site['association']:.2f}")
 
 def _legend_html(d:dict) -> str:
     named = " ".join(f"{p}={v:.2f}" for p, v in d["named"].items())
-    return (f"<small>colour: restoration (R−C)/(O−C) of this example when <code>{html.escape(d['state']['point'])}</code> "
+    return (f"<small>colour: {'estimated ' if d['state']['method'] == 'estimated' else ''}restoration (R−C)/(O−C) of this example when <code>{html.escape(d['state']['point'])}</code> "
             f"is patched at that token (red 1, white 0, blue −1, grey: corruption has no effect). "
             f"Association over all examples at the named positions: {named}</small>")
 
@@ -528,7 +556,7 @@ def figure(self:Explorer, d:dict|None=None):
     "Matplotlib figure of `data()`: the layer × position heatmap and the answer distributions."
     d = d or self.data(); s = d["state"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 0.9 + max(1.9, 0.6 * self.n_layers)), gridspec_kw=dict(width_ratios=[1.2, 1]))
-    g = self.grid_sweep(s["corruption"]).summary
+    g = self.grid_sweep(s["corruption"], s["method"]).summary
     plot_restoration_heatmap(g, s["corruption"], s["point"], highlight=(s["layer"], s["position"]), ax=a1, colorbar=False,
                              title=f"{'estimated ' if s['method'] == 'estimated' else ''}association, {s['point']} ({s['corruption']} corrupted)")
     dist = d["distribution"]
@@ -566,3 +594,185 @@ def render_static(self:Explorer):
 def _ipython_display_(self:Explorer):
     from IPython.display import display
     self.refresh(); display(self.widget)
+
+# %% ../nbs/08_viz.ipynb #cb8c5b96
+def _num(v, digits:int=4):
+    "A float for JSON: rounded, None where undefined (NaN)."
+    v = float(v)
+    return round(v, digits) if np.isfinite(v) else None
+
+@patch
+def snapshot(self:Explorer,
+             examples=range(4),              # the examples the page offers
+             positions=NAMED_POSITIONS,      # the named positions it offers as patch positions
+             ) -> dict:
+    "What the views show for every combination of `examples` × corruption × method × hook (every layer) × `positions`, as compact JSON-able data."
+    examples, positions = [int(i) for i in examples], [str(p) for p in positions]
+    if not examples or not all(0 <= i < self.n for i in examples): raise ValueError(f"examples must be in 0..{self.n - 1}, got {examples}")
+    if not positions or not set(positions) <= set(NAMED_POSITIONS): raise ValueError(f"positions must be named positions {NAMED_POSITIONS}, got {positions}")
+    hooks = [h for l in range(self.n_layers) for h in self.hooks_by_layer[l]]
+    s0, E = self.state(), [str(i) for i in examples]
+    out = dict(title=self.title, n=self.n, hooks=[self.hooks_by_layer[l] for l in range(self.n_layers)],
+               corruptions=list(CORRUPTIONS), methods=list(METHODS), positions=positions, named_positions=list(NAMED_POSITIONS),
+               initial=dict(example=s0["example"] if s0["example"] in examples else examples[0], corruption=s0["corruption"], method=s0["method"],
+                            layer=s0["layer"], hook=s0["hook"], position=str(s0["position"]) if str(s0["position"]) in positions else positions[0]),
+               palette=[mcolors.to_hex(_CMAP(x)) for x in np.linspace(0, 1, 101)],
+               examples={}, grid={}, named={}, strip={}, site={}, answers={})
+    for i, e in zip(examples, E):
+        t = self._strip_table(i, s0["corruption"], s0["hook"], s0["method"])
+        out["examples"][e] = dict(tokens=list(t.token), roles=list(t.role), answer=self.config.token_name(int(self.answer[i])),
+                                  index={p: self.state(example=i, position=p)["index"] for p in positions}, O={}, C={})
+    for c in CORRUPTIONS:
+        for i, e in zip(examples, E):    # O and C are the same at every site: stored once, R per site
+            d = self._site(i, c, hooks[0], NAMED_POSITIONS[0], "exact")
+            out["examples"][e]["O"][c], out["examples"][e]["C"][c] = _num(d["O"], 6), _num(d["C"], 6)
+        for m in METHODS:
+            cm, g = f"{c}|{m}", self.grid_sweep(c, m)
+            out["grid"][cm] = {pt: [[_num(v) for v in row] for row in restoration_grid(g.summary, c, pt).reindex(columns=list(NAMED_POSITIONS)).values]
+                               for pt in dict.fromkeys(point_of(h) for h in hooks)}
+            out["named"][cm], out["strip"][cm], out["site"][cm] = {}, {}, {}
+            for h in hooks:
+                named = g.summary[g.summary.hook == h].set_index("position")["association"].reindex(list(NAMED_POSITIONS))
+                out["named"][cm][h] = [_num(v) for v in named]
+                strips = {e: self._strip_table(i, c, h, m) for i, e in zip(examples, E)}
+                longest = max(strips.values(), key=len)
+                out["strip"][cm][h] = dict(association=[_num(v) for v in longest.association],   # over all examples: per position, not per example
+                                           R={e: [_num(v) for v in t.R] for e, t in strips.items()})
+                out["site"][cm][h] = {p: {e: _num(self._site(i, c, h, p, m)["R"]) for i, e in zip(examples, E)} for p in positions}
+        # answer bars: each example's clean and corrupted probabilities once, over every token some site shows;
+        # per site the tokens shown (indices into that list, in order) and the patched probabilities, in thousandths
+        tabs = {(h, p, e): self._answer_table(i, c, h, p) for h in hooks for p in positions for i, e in zip(examples, E)}
+        vocab = {e: list(dict.fromkeys(t for (_, _, e2), a in tabs.items() if e2 == e for t in a.index)) for e in E}
+        first = {}
+        for (h, p, e), a in tabs.items():
+            for t in a.index: first.setdefault((e, t), (float(a.loc[t, "clean"]), float(a.loc[t, "corrupted"])))
+        out["answers"][c] = dict(tokens={e: [self.config.token_name(t) for t in vocab[e]] for e in E},
+                                 clean={e: [round(1000 * first[(e, t)][0]) for t in vocab[e]] for e in E},
+                                 corrupted={e: [round(1000 * first[(e, t)][1]) for t in vocab[e]] for e in E},
+                                 patched={h: {p: {e: [[vocab[e].index(t) for t in a.index], [round(1000 * float(v)) for v in a.patched]]
+                                                     for (h2, p2, e), a in tabs.items() if (h2, p2) == (h, p)} for p in positions} for h in hooks})
+    return out
+
+# %% ../nbs/08_viz.ipynb #02e83124
+_EMBED_JS = r"""
+(function () {
+  var root = document.getElementById("__ID__");
+  if (!root || root.getAttribute("data-ready")) return;
+  root.setAttribute("data-ready", "1");
+  var D = JSON.parse(root.querySelector("script.ssm-explorer-data").textContent), S = {};
+  for (var k in D.initial) S[k] = D.initial[k];
+  var q = function (sel) { return root.querySelector(sel); };
+  var esc = function (s) { return String(s).replace(/[&<>"']/g, function (c) { return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]; }); };
+  var fmt = function (v, d) { return v === null ? "nan" : (+v.toFixed(d) === 0 ? 0 : v).toFixed(d); };   // no "-0.00"
+  var colour = function (v) { return v === null ? "#e0e0e0" : D.palette[Math.round((Math.max(-1, Math.min(1, v)) + 1) * 50)]; };
+  var ink = function (v) { return v !== null && Math.abs(v) > 0.6 ? "white" : "black"; };
+  var point = function (h) { return h.replace(/^blocks\.\d+\./, ""); };
+  var est = function () { return S.method === "estimated"; };
+  var rest = function (R, O, C) { return R === null || Math.abs(O - C) <= 1e-3 ? null : (R - C) / (O - C); };   // as _restoration
+  function setLayer(l) {   // as the live slider: keep the point type where the new layer has it
+    var h = "blocks." + l + "." + point(S.hook);
+    S.hook = D.hooks[l].indexOf(h) >= 0 ? h : D.hooks[l][0]; S.layer = l;
+  }
+  function render() {
+    var cm = S.corruption + "|" + S.method, e = String(S.example), X = D.examples[e];
+    var at = X.index[S.position], pt = point(S.hook), O = X.O[S.corruption], C = X.C[S.corruption];
+    var named = D.named[cm][S.hook], R = D.site[cm][S.hook][S.position][e], assoc = named[D.named_positions.indexOf(S.position)];
+    root.querySelectorAll("button[data-control]").forEach(function (b) {
+      var on = String(S[b.getAttribute("data-control")]) === b.getAttribute("data-value");
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      b.style.background = on ? "#2780e3" : "#f8f9fa"; b.style.color = on ? "white" : "#212529";
+    });
+    var hs = q('[data-control="hook"]');
+    hs.innerHTML = D.hooks[S.layer].map(function (h) { return '<option value="' + esc(h) + '">' + esc(point(h)) + "</option>"; }).join("");
+    hs.value = S.hook; q('[data-control="example"]').value = e; q('[data-control="position"]').value = S.position;
+    q('[data-control="layer"]').value = S.layer; q(".sx-layer").textContent = S.layer;
+    q(".sx-header").innerHTML = "<b>" + esc(D.title) + "</b> &nbsp; example " + e + ", answer <code>" + esc(X.answer) + "</code>, " +
+      S.corruption + " corrupted; patch <code>" + esc(S.hook) + "</code> at " + esc(S.position) + " (#" + at + "): O=" + fmt(O, 3) +
+      " C=" + fmt(C, 3) + " R" + (est() ? "≈" : "=") + fmt(R, 3) + "; association over " + D.n + " examples " +
+      (est() ? "≈ " : "= ") + fmt(assoc, 2);
+    var st = D.strip[cm][S.hook];
+    q(".sx-strip").innerHTML = '<div style="font-family:monospace;line-height:2.1">' + X.tokens.map(function (t, p) {
+      var v = rest(st.R[e][p], O, C), role = X.roles[p];
+      var tip = "#" + p + " " + t + " " + role + ": R=" + fmt(st.R[e][p], 3) + ", restoration=" + fmt(v, 2) +
+                " (this example); association over all examples=" + fmt(st.association[p], 2);
+      return '<span title="' + esc(tip) + '" style="background:' + colour(v) + ";color:" + ink(v) + ";border:" +
+             (p === at ? "2px solid black" : "1px solid transparent") + ';padding:1px 4px;border-radius:3px">' + esc(t) +
+             (role ? "<sub>" + esc(role) + "</sub>" : "") + "</span>";
+    }).join(" ") + "</div>";
+    q(".sx-legend").innerHTML = "<small>colour: " + (est() ? "estimated " : "") + "restoration (R−C)/(O−C) of this example when <code>" + esc(pt) +
+      "</code> is patched at that token (red 1, white 0, blue −1, grey: corruption has no effect). Association over all examples at the named positions: " +
+      D.named_positions.map(function (p, j) { return p + "=" + fmt(named[j], 2); }).join(" ") + "</small>";
+    var h = '<table class="sx-grid" style="border-collapse:collapse;font-size:.8rem;margin:0"><caption style="caption-side:top;font-size:.85rem;color:#333">' +
+      (est() ? "estimated " : "") + "association, " + esc(pt) + " (" + S.corruption + " corrupted)</caption><tr><th></th>" +
+      D.named_positions.map(function (p) { return '<th style="text-align:center;font-weight:normal">' + p + "</th>"; }).join("") + "</tr>";
+    D.grid[cm][pt].forEach(function (row, l) {
+      h += '<tr><th style="font-weight:normal;white-space:nowrap">layer ' + l + "</th>" + row.map(function (v, j) {
+        var p = D.named_positions[j], on = l === S.layer && p === S.position;
+        return '<td data-layer="' + l + '" data-position="' + p + '" style="background:' + colour(v) + ";color:" + ink(v) +
+               ";text-align:center;min-width:3.4em;cursor:pointer;border:" + (on ? "2px solid black" : "1px solid white") + '">' +
+               (v === null ? "" : fmt(v, 2)) + "</td>";
+      }).join("") + "</tr>";
+    });
+    q(".sx-heatmap").innerHTML = h + "</table>";
+    var A = D.answers[S.corruption], shown = A.patched[S.hook][S.position][e], runs = [["clean", "#595959"], ["corrupted", "#d62728"], ["patched", "#1f77b4"]];
+    var b = '<table class="sx-answers" style="border-collapse:collapse;font-size:.78rem;margin:0"><caption style="caption-side:top;font-size:.85rem;color:#333;white-space:nowrap">' +
+      "probability at the query: " + runs.map(function (r) { return '<span style="color:' + r[1] + '">■</span> ' + r[0]; }).join(" ") + "</caption>";
+    shown[0].forEach(function (k, i) {
+      var t = A.tokens[e][k], pr = {clean: A.clean[e][k] / 1000, corrupted: A.corrupted[e][k] / 1000, patched: shown[1][i] / 1000};
+      b += '<tr><th style="text-align:right;font-weight:normal;white-space:nowrap;padding-right:.4rem">' + esc(t) + (t === X.answer ? " ←answer" : "") +
+           '</th><td style="width:220px;padding:2px 0;text-align:left">' + runs.map(function (r) {
+             return '<div title="' + r[0] + ": " + pr[r[0]].toFixed(3) + '" style="height:5px;margin:1px 0;background:' + r[1] + ";width:" +
+                    (100 * pr[r[0]]).toFixed(1) + '%"></div>';
+           }).join("") + "</td></tr>";
+    });
+    q(".sx-answers-view").innerHTML = b + "</table>";
+  }
+  root.addEventListener("click", function (ev) {
+    var b = ev.target.closest("button[data-control]"), td = ev.target.closest("td[data-layer]");
+    if (b) S[b.getAttribute("data-control")] = b.getAttribute("data-value");
+    else if (td && D.positions.indexOf(td.getAttribute("data-position")) >= 0) { setLayer(+td.getAttribute("data-layer")); S.position = td.getAttribute("data-position"); }
+    else return;
+    render();
+  });
+  var onInput = function (ev) {
+    var c = ev.target.getAttribute && ev.target.getAttribute("data-control");
+    if (!c || ev.target.tagName === "BUTTON") return;
+    if (c === "layer") setLayer(+ev.target.value); else if (c === "example") S.example = +ev.target.value; else S[c] = ev.target.value;
+    render();
+  };
+  root.addEventListener("input", onInput); root.addEventListener("change", onInput);
+  render();
+})();
+"""
+
+_BUTTON = "border:1px solid #adb5bd;border-radius:3px;padding:1px 8px;margin-right:2px;font-size:.85rem"
+
+@patch
+def render_embedded(self:Explorer,
+                    examples=range(4),            # the examples the page offers
+                    positions=NAMED_POSITIONS,    # the named positions it offers as patch positions
+                    ):
+    "The explorer as one self-contained HTML fragment: its controls switch between the states of `snapshot`, redrawn by the browser without a kernel."
+    from IPython.display import HTML
+    snap = self.snapshot(examples, positions)
+    blob = json.dumps(snap, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    uid = "ssm-explorer-" + hashlib.sha1(blob.encode()).hexdigest()[:10]
+    opts = lambda vals: "".join(f'<option value="{html.escape(str(v))}">{html.escape(str(v))}</option>' for v in vals)
+    btns = lambda ctl, vals: "".join(f'<button type="button" data-control="{ctl}" data-value="{v}" style="{_BUTTON}">{v}</button>' for v in vals)
+    ex = [int(i) for i in snap["examples"]]
+    ex_words = f"{ex[0]}–{ex[-1]}" if ex == list(range(ex[0], ex[-1] + 1)) and len(ex) > 1 else ", ".join(map(str, ex))
+    row = 'style="display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:center;margin:.25rem 0;font-size:.9rem"'
+    return HTML(f"""<div id="{uid}" class="ssm-explorer" style="border:1px solid #dee2e6;border-radius:4px;padding:.6rem .8rem">
+<script type="application/json" class="ssm-explorer-data">{blob}</script>
+<div {row}><label>example <select data-control="example">{opts(ex)}</select></label>
+<span>corrupt {btns("corruption", CORRUPTIONS)}</span><span>patching {btns("method", METHODS)}</span></div>
+<div {row}><label>layer <input type="range" data-control="layer" min="0" max="{self.n_layers - 1}" step="1" style="vertical-align:middle;width:6rem">
+<span class="sx-layer"></span></label><label>hook <select data-control="hook"></select></label>
+<label>position <select data-control="position">{opts(snap["positions"])}</select></label></div>
+<div class="sx-header" style="margin:.4rem 0 .2rem"></div><div class="sx-strip"></div><div class="sx-legend"></div>
+<div style="display:flex;flex-wrap:wrap;gap:1rem 2rem;align-items:flex-start;margin-top:.5rem"><div class="sx-heatmap"></div><div class="sx-answers-view"></div></div>
+<p style="margin:.5rem 0 0;font-size:.8rem;color:#6c757d">Precomputed when the page was built: examples {ex_words} of the {self.n}, the patch at
+{", ".join(snap["positions"])}, every layer and hook, both corruptions, exact and estimated patching. Other examples, absolute positions
+and other runs need the live explorer in a kernel.</p>
+</div>
+<script>{_EMBED_JS.replace("__ID__", uid)}</script>""")

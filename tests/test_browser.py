@@ -314,3 +314,58 @@ def test_site_pages_in_browser(browser, site):
     msgs = compare(found, read_known())
     print(f"{len(pages)} pages checked in {time.time() - t0:.1f} s; screenshots in {SHOTS}")
     assert not msgs, "browser checks of the preview pages:\n  " + "\n  ".join(msgs)
+
+
+# --------------------------------------------------------------------------------------------- the embedded explorer
+
+EXPLORER_JS = r"""
+(() => {
+  const root = document.querySelector('.ssm-explorer');
+  if (!root) return {error: 'no embedded explorer on the page'};
+  const D = JSON.parse(root.querySelector('script.ssm-explorer-data').textContent);
+  const q = s => root.querySelector(s), steps = [];
+  const seen = () => ({header: q('.sx-header').textContent, strip: q('.sx-strip').innerHTML, grid: q('.sx-heatmap').innerHTML,
+                       answers: q('.sx-answers-view').innerHTML, spans: q('.sx-strip').querySelectorAll('span').length,
+                       boxed: [...q('.sx-heatmap').querySelectorAll('td')].filter(td => td.style.border.startsWith('2px')).map(td => [td.dataset.layer, td.dataset.position]),
+                       hook: q('[data-control="hook"]').value, hooks: [...q('[data-control="hook"]').options].map(o => o.value)});
+  const set = (ctl, v) => { const el = q(`[data-control="${ctl}"]`); el.value = v; el.dispatchEvent(new Event(ctl === 'layer' ? 'input' : 'change', {bubbles: true})); };
+  const act = (what, fn) => { const before = seen(); fn(); steps.push({what, before, after: seen()}); };
+  steps.push({what: 'initial', after: seen()});
+  act('corruption value', () => q('button[data-control="corruption"][data-value="value"]').click());
+  act('method estimated', () => q('button[data-control="method"][data-value="estimated"]').click());
+  act('layer 0', () => set('layer', 0));
+  act('hook', () => set('hook', D.hooks[0][0]));
+  act('position key', () => set('position', 'key'));
+  act('example 2', () => set('example', '2'));
+  act('heatmap cell', () => q('td[data-layer="1"][data-position="query"]').click());
+  return {initial: D.initial, n_tokens: Object.fromEntries(Object.entries(D.examples).map(([e, x]) => [e, x.tokens.length])), hooks: D.hooks, steps};
+})()
+"""
+
+
+@needs_chromium
+def test_embedded_explorer_controls_change_the_views(browser, site):
+    "On the static page, without a kernel, every control of the embedded explorer redraws what it should."
+    srv, pages = site
+    browser.open(srv.url + pages["08_viz"])
+    r = browser.eval(EXPLORER_JS)
+    assert "error" not in r, r
+    steps = {s["what"]: s for s in r["steps"]}
+    first = steps["initial"]["after"]
+    i = r["initial"]
+    assert f"example {i['example']}," in first["header"] and f"{i['corruption']} corrupted" in first["header"] and i["hook"] in first["header"]
+    assert first["spans"] == r["n_tokens"][str(i["example"])] and first["boxed"] == [[str(i["layer"]), i["position"]]]
+    for what, s in steps.items():
+        if what == "initial": continue
+        assert s["after"]["header"] != s["before"]["header"] or s["after"]["grid"] != s["before"]["grid"], f"{what}: nothing changed"
+    assert "value corrupted" in steps["corruption value"]["after"]["header"]
+    assert steps["corruption value"]["after"]["strip"] != steps["corruption value"]["before"]["strip"]
+    assert "estimated association" in steps["method estimated"]["after"]["grid"] and "≈" in steps["method estimated"]["after"]["header"]
+    l0 = steps["layer 0"]["after"]
+    assert l0["hooks"] == r["hooks"][0] and l0["hook"].startswith("blocks.0.") and l0["boxed"] == [["0", i["position"]]]
+    assert steps["hook"]["after"]["hook"] == r["hooks"][0][0] and r["hooks"][0][0] in steps["hook"]["after"]["header"]
+    assert steps["position key"]["after"]["boxed"] == [["0", "key"]] and " at key (#" in steps["position key"]["after"]["header"]
+    ex2 = steps["example 2"]["after"]
+    assert "example 2," in ex2["header"] and ex2["spans"] == r["n_tokens"]["2"] and ex2["answers"] != steps["example 2"]["before"]["answers"]
+    cell = steps["heatmap cell"]["after"]
+    assert cell["boxed"] == [["1", "query"]] and cell["hook"].startswith("blocks.1.") and " at query (#" in cell["header"]

@@ -1,6 +1,6 @@
 """Faults: two writers, a stale lock, a damaged checkpoint, a kill during a checkpoint write, a resume between two
 loss logs, Ctrl-C, a sweep with failed runs. Each runs the real thing (a second process, a SIGKILL) on a tiny config."""
-import json, os, shutil, signal, subprocess, sys, textwrap, time
+import json, os, re, shutil, signal, subprocess, sys, textwrap, time
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +9,7 @@ import torch
 
 from conftest import CLI, ROOT, cli_env, tiny_config
 from ssm_mech.cli import main
+from ssm_mech.core import TMP_SUFFIX
 from ssm_mech.results import read_runs_csv
 from ssm_mech.runs import LOCK_FILE, DirectoryLocked, DirLock, Run, read_status
 from ssm_mech.sweep import SweepConfig, plan_sweep, run_sweep
@@ -161,3 +162,69 @@ def test_packed_members_are_locked(tmp_path):
     finally: holder.kill(); holder.wait()
     res = train_packed([tiny_config(seed=1), tiny_config(seed=2)], dirs, progress=False)   # the stale lock is taken over
     assert [r.steps for r in res] == [8, 8] and not any((d / LOCK_FILE).exists() for d in dirs)
+
+# ---------------------------------------------------------------------------------- one pre-flight, solo or packed
+
+def _temp_files(d:Path):
+    (d / f".metrics.csv.a1b2{TMP_SUFFIX}").write_text("half a write"); (d / "checkpoints" / f".step_0000008.json.c3d4{TMP_SUFFIX}").write_text("{")
+
+def _only_temp_files(d:Path):
+    shutil.rmtree(d); d.mkdir(); (d / f".config.yaml.e5f6{TMP_SUFFIX}").write_text("half a write")
+
+FAULTS = {   # name: (fault made in a run stopped at step 4 of 8, the trainer's arguments, train config changes, expected error)
+    "only stale temp files":         (_only_temp_files, {}, {}, None),
+    "stale temp files, resumed":     (_temp_files, dict(resume=True), {}, None),
+    "stale temp files, not resumed": (_temp_files, {}, {}, "FileExistsError"),
+    "killed run, resumed":           (lambda d: Run(d).write_status(status="running", seconds=50.0), dict(resume=True), {}, None),
+    "killed run, not resumed":       (lambda d: Run(d).write_status(status="running", seconds=50.0), {}, {}, "FileExistsError"),
+    "missing config.yaml":           (lambda d: (d / "config.yaml").unlink(), dict(resume=True), {}, "ConfigError"),
+    "another config":                (None, dict(resume=True), dict(lr=5e-3), "ConfigError"),
+    "resume and overwrite":          (None, dict(resume=True, overwrite=True), {}, "ConfigError"),
+    "locked":                        ("lock", dict(resume=True), {}, "DirectoryLocked"),
+}
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory) -> dict:
+    "Runs of seeds 1 and 2 stopped after step 4 of 8 (copy them before changing them)."
+    root = tmp_path_factory.mktemp("stopped")
+    for seed in (1, 2): train(tiny_config(seed=seed), root / str(seed), progress=False, stop_at=4)
+    return {seed: root / str(seed) for seed in (1, 2)}
+
+def _outcome(kind:str, root:Path, stopped:dict, fault:str, capsys) -> dict:
+    "What training `kind` ('solo', or 'packed' as the first of two members) does to a faulty directory: error, words, the directory after."
+    from ssm_mech.packed import train_packed
+    make, kwargs, changes, _ = FAULTS[fault]
+    dirs = [root / "run"] + ([root / "other"] if kind == "packed" else [])
+    for k, d in enumerate(dirs):
+        shutil.copytree(stopped[k + 1], d)
+        if callable(make): make(d)
+    d, holder, error = dirs[0], hold_lock(dirs[0]) if make == "lock" else None, None
+    cfgs = [tiny_config(seed=k + 1, **changes) for k in range(len(dirs))]
+    capsys.readouterr()
+    try:
+        if kind == "solo": train(cfgs[0], d, progress=False, **kwargs)
+        else: train_packed(cfgs, dirs, progress=False, **kwargs)
+    except Exception as e: error = (type(e).__name__, str(e))
+    finally:
+        if holder: holder.kill(); holder.wait()
+    said = [l for l in capsys.readouterr().err.splitlines() if str(d) in l]
+    norm = lambda s: re.sub(r"pid \d+|\(since [^)]*\)", "…", s.replace(str(d), "<run>"))
+    st = read_status(d)
+    return dict(error=error and (error[0], norm(error[1])), said=[norm(l) for l in said], status=st.get("status"), step=st.get("step"),
+                sessions=len(st.get("sessions", [])), files=sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.name != LOCK_FILE))
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_faulty_directory_same_for_solo_and_packed(tmp_path, stopped, fault, capsys):
+    "`train` and `train_packed` prepare a run directory through one pre-flight (`prepare_run_dir`): the same fault, the same outcome."
+    solo = _outcome("solo", tmp_path / "solo", stopped, fault, capsys)
+    packed = _outcome("packed", tmp_path / "packed", stopped, fault, capsys)
+    assert solo == packed
+    expected = FAULTS[fault][3]
+    assert (solo["error"] or [None])[0] == expected, solo
+    if expected is None: assert solo["status"] == "finished" and solo["step"] == 8 and not any(f.endswith(TMP_SUFFIX) for f in solo["files"])
+    if "temp files" in fault: assert any("temporary file(s) left by an interrupted write" in l for l in solo["said"]), solo["said"]
+    if fault.startswith("killed"):
+        assert any("marked 'killed', its 50 s are kept" in l for l in solo["said"]), solo["said"]
+        assert solo["status"] == ("finished" if expected is None else "killed")
+    if fault == "missing config.yaml": assert "config.yaml is missing" in solo["error"][1]
+    if fault == "another config": assert "config differs from this one at train.lr" in solo["error"][1]

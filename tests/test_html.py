@@ -146,3 +146,56 @@ def test_markdown_tables_math_links_and_local_images(tmp_path):
     b = render_notebook(tmp_path / "x.ipynb", nb)["body"]
     assert "<table>" in b and "x_1 * y_2" in b and 'href="ar_main.html#findings"' in b
     assert 'src="data:image/png;base64,' in b and 'src="gone.png"' in b
+
+
+# ------------------------------------------------------------------------------------ the explorer without a kernel
+
+def _embedded_explorer(body: str) -> tuple[str, dict]:
+    "The id and the data of the one embedded explorer on a page."
+    import json
+    found = re.findall(r'<div id="(ssm-explorer-[0-9a-f]+)" class="ssm-explorer".*?'
+                       r'<script type="application/json" class="ssm-explorer-data">(.*?)</script>', body, re.S)
+    assert len(found) == 1, f"{len(found)} embedded explorers"
+    return found[0][0], json.loads(found[0][1].replace("<\\/", "</"))
+
+
+def test_explorer_page_embeds_every_control_state():
+    "The explorer page carries the static explorer: its controls, the script that redraws it, and its data for every value of every control."
+    body = render_notebook(ROOT / "nbs" / "08_viz.ipynb")["body"]
+    uid, snap = _embedded_explorer(body)
+    assert f'document.getElementById("{uid}")' in body, "the script of this explorer"
+    assert not re.search(r"<script[^>]*\bsrc=", body), "self-contained: nothing loaded from elsewhere"
+    hooks = [h for layer in snap["hooks"] for h in layer]
+    points = {re.sub(r"^blocks\.\d+\.", "", h) for h in hooks}
+    assert len(snap["hooks"]) == 2 and len(hooks) > 2 * 6
+    assert (snap["corruptions"], snap["methods"]) == (["key", "value"], ["exact", "estimated"])
+    assert snap["positions"] == ["key", "value", "next_key", "divider", "query", "answer"] == snap["named_positions"]
+    E = list(snap["examples"])
+    assert len(E) == 4 and set(snap["initial"]) == {"example", "corruption", "method", "layer", "hook", "position"}
+    for v in snap["corruptions"]: assert f'data-control="corruption" data-value="{v}"' in body
+    for v in snap["methods"]: assert f'data-control="method" data-value="{v}"' in body
+    for v in snap["positions"]: assert f'<option value="{v}">' in body
+    for e in E: assert f'<option value="{e}">' in body
+    assert f'data-control="layer" min="0" max="{len(snap["hooks"]) - 1}"' in body
+    for c in snap["corruptions"]:
+        for e in E: assert {"O", "C"} <= set(snap["examples"][e]) and c in snap["examples"][e]["C"]
+        A = snap["answers"][c]
+        for m in snap["methods"]:
+            cm = f"{c}|{m}"
+            assert set(snap["grid"][cm]) == points
+            assert all(len(g) == 2 and all(len(row) == 6 for row in g) for g in snap["grid"][cm].values())
+            for h in hooks:
+                assert len(snap["named"][cm][h]) == 6
+                assert all(len(snap["strip"][cm][h]["R"][e]) == len(snap["examples"][e]["tokens"]) for e in E)
+                assert all(isinstance(snap["site"][cm][h][p][e], (int, float)) for p in snap["positions"] for e in E)
+        for h in hooks:
+            for p in snap["positions"]:
+                for e in E:
+                    k, probs = A["patched"][h][p][e]
+                    assert len(k) == len(probs) >= 1 and max(k) < len(A["tokens"][e]) and all(0 <= x <= 1000 for x in probs)
+    # each control changes what is shown
+    g = snap["grid"]
+    assert g["key|exact"] != g["value|exact"] and g["key|exact"] != g["key|estimated"]
+    assert g["key|exact"]["hook_resid_pre"][0] != g["key|exact"]["hook_resid_pre"][1]
+    assert len({str(snap["strip"]["key|exact"][h]["R"]) for h in hooks}) > 1
+    assert len({str(snap["strip"]["key|exact"][hooks[-1]]["R"][e]) for e in E}) > 1
