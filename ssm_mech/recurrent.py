@@ -46,7 +46,8 @@ from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_state, rec
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
            'pick_scan', 'scan', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'mamba_kernels',
-           'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLA']
+           'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLAScan',
+           'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
 def sequential_scan(a, # (b, l, ...) decays, broadcastable to `b`
@@ -606,6 +607,43 @@ def step(self:Mamba2, u_t, state=None):
     y, state = self._run(u_t[:, None], state, stepping=True)
     return y[:, 0], state
 
+# %% ../nbs/03_recurrent.ipynb #0679a887
+class GLAScan(torch.autograd.Function):
+    "GLA's scan $S_t = \\mathrm{diag}(\\alpha_t) S_{t-1} + k_t v_t^\\top$, $o_t = S_t^\\top q_t$, fused, with a hand-written backward."
+    generate_vmap_rule = True
+    @staticmethod
+    def forward(q, # (b, l, h, dk) queries (scaled)
+                k, # (b, l, h, dk) keys
+                v, # (b, l, h, dv) values
+                gk, # (b, l, h, dk) log-decays log α <= 0
+                S0): # (b, h, dk, dv) initial state, or None
+        a = torch.exp(gk)                                         # (b, l, h, dk): α
+        S = k[..., :, None] * v[..., None, :]                     # (b, l, h, dk, dv): k_t v_tᵀ, then the states
+        if S0 is not None: S[:, 0].addcmul_(a[:, 0, ..., None], S0)
+        for t in range(1, S.shape[1]): S[:, t].addcmul_(a[:, t, ..., None], S[:, t - 1])  # + α_t ⊙ S_{t-1}
+        o = (q[..., None, :] @ S).squeeze(-2)                     # (b, l, h, dv): S_tᵀ q_t
+        return o, S[:, -1], S, a                                  # the last two: kept for backward only
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        q, k, v, _, S0 = inputs
+        ctx.mark_non_differentiable(output[2], output[3])
+        ctx.save_for_backward(q, k, v, output[3], output[2], S0)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, go, gS_last, _gS, _ga):
+        q, k, v, a, S, S0 = ctx.saved_tensors
+        G = q[..., :, None] * go[..., None, :]                    # (b, l, h, dk, dv): ∂S_t through o_t
+        G[:, -1] += gS_last                                       # and through the returned last state
+        for t in reversed(range(S.shape[1] - 1)): G[:, t].addcmul_(a[:, t + 1, ..., None], G[:, t + 1])  # + through S_{t+1}
+        S_prev = torch.cat([(torch.zeros_like(S[:, 0]) if S0 is None else S0)[:, None], S[:, :-1]], 1)  # (b, l, h, dk, dv)
+        gq = (S @ go[..., :, None]).squeeze(-1)                   # (b, l, h, dk)
+        gk = (G @ v[..., :, None]).squeeze(-1)                    # (b, l, h, dk)
+        gv = (k[..., None, :] @ G).squeeze(-2)                    # (b, l, h, dv)
+        g_gk = (G * S_prev).sum(-1) * a                           # (b, l, h, dk): ∂ log α
+        return gq, gk, gv, g_gk, (None if S0 is None else a[:, 0, ..., None] * G[:, 0])
+
 # %% ../nbs/03_recurrent.ipynb #0358590a
 @register_mixer("gla", doc="gated linear attention (fla defaults: 4 heads, expand_k 0.5, no short conv)")
 class GLA(nn.Module):
@@ -644,13 +682,16 @@ def _run(self:GLA, x, S0=None, cache=None):
     ct, H = _compute_dtype(x), self.n_heads
     q, k, gk = (rearrange(t.to(ct), "b l (h e) -> b l h e", h=H) for t in (q, k, gk))  # (b, l, h, dk/h)
     v = rearrange(v.to(ct), "b l (h e) -> b l h e", h=H)          # (b, l, h, dv/h)
-    kv = k[..., :, None] * v[..., None, :]                        # (b, l, h, dk/h, dv/h)
-    S = scan(torch.exp(gk)[..., None], kv, S0, self.scan)         # (b, l, h, dk/h, dv/h)
-    if record_times(cache) is not None: record_state(cache, self, states_at(S, record_times(cache)))
-    o = einsum(S, q * q.shape[-1] ** -0.5, "b l h k v, b l h k -> b l h v")  # (b, l, h, dv/h)
+    if self.scan == "auto" and cache is None:                     # the fused scan (see above)
+        o, S_last, *_ = GLAScan.apply(q * q.shape[-1] ** -0.5, k, v, gk, S0)  # (b, l, h, dv/h), (b, h, dk/h, dv/h)
+    else:
+        kv = k[..., :, None] * v[..., None, :]                    # (b, l, h, dk/h, dv/h)
+        S = scan(torch.exp(gk)[..., None], kv, S0, self.scan)     # (b, l, h, dk/h, dv/h)
+        if record_times(cache) is not None: record_state(cache, self, states_at(S, record_times(cache)))
+        o, S_last = einsum(S, q * q.shape[-1] ** -0.5, "b l h k v, b l h k -> b l h v"), S[:, -1]  # (b, l, h, dv/h)
     g = self.hook_gate(F.silu(self.g_proj(x)))                    # (b, l, dv)
     o = rearrange(self.g_norm(o.to(x.dtype)), "b l h e -> b l (h e)") * g  # (b, l, dv)
-    return self.o_proj(self.hook_y(o)), S[:, -1]
+    return self.o_proj(self.hook_y(o)), S_last
 
 @patch
 def forward(self:GLA, x, cache=None): return self._run(x, cache=cache)[0]
