@@ -656,7 +656,7 @@ class GLA(nn.Module):
                  gate_low_rank_dim:int=16, # rank of the decay-gate projection
                  gate_logit_normalizer:float=16, # log α = logsigmoid(gk) / this
                  norm_eps:float=1e-5, # eps of the output RMSNorm
-                 scan:str="auto"): # scan method, see `SCAN_METHODS`
+                 scan:str="auto"): # "auto": the fused `GLAScan` (the generic scan in suffix windows); else a `SCAN_METHODS` method
         super().__init__()
         dk, dv = int(d_model * expand_k), int(d_model * expand_v)
         if not (isinstance(n_heads, int) and n_heads >= 1 and dk % n_heads == 0 and dv % n_heads == 0 and dk > 0):
