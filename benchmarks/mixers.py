@@ -1,7 +1,7 @@
 """Forward + backward time of every registered sequence mixer, and of the scans behind the recurrent ones.
 
-Run from the repository root:  OMP_NUM_THREADS=2 .venv/bin/python benchmarks/mixers.py [--quick]
-Prints markdown tables and writes benchmarks/RESULTS.mixers.md.
+Run from the repository root:  OMP_NUM_THREADS=2 .venv/bin/python benchmarks/mixers.py [--quick] [--only PART ...]
+Prints markdown tables and writes benchmarks/RESULTS.mixers.md (all parts) or benchmarks/RESULTS.<part>.md.
 
 * Mixers: batch 32, lengths 37 / 128 / 600, widths 64 / 256, fp32, one layer, loss = sum(y * w).
   Mixers whose factory depends on `layer_idx` (e.g. "based", "base_conv") are timed at layers 0 and 1.
@@ -9,6 +9,10 @@ Prints markdown tables and writes benchmarks/RESULTS.mixers.md.
   reference implementations use; configurations where that baseline is predicted to exceed
   NAIVE_CAP_S (cubic extrapolation in L from the previous length: the backward's O(L^2)
   memory traffic grows faster than L^2 once it leaves the caches) are skipped and marked.
+* Long convolutions (`--only longconv`): `ssm_mech.mixers.causal_conv`'s two paths (Toeplitz product,
+  FFT of a 5-smooth size >= 2L-1) and the FFT of size 2L of `ssm_mech.core.fft_causal_conv`, at lengths around
+  `TOEPLITZ_MAX_LEN` and batch x channels per filter around `TOEPLITZ_MIN_ROWS`, to back that rule;
+  process CPU time (median of LONGCONV_REPEATS).
 * Scans: the scan alone (a = exp(ΔA), b = ΔBx of Mamba's shape), sequential vs chunked, to back the
   rule of `ssm_mech.recurrent.pick_scan`; DeltaNet recurrent vs chunkwise, to back its `mode="auto"`.
 Timing: one untimed warm-up when a run takes < 2 s, then the best of REPEATS runs (one run when slow).
@@ -22,9 +26,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ssm_mech.core import get_mixer_spec, make_mixer, mixer_names  # noqa: E402
 from ssm_mech import recurrent as R  # noqa: E402
+from ssm_mech import mixers as M  # noqa: E402
+from ssm_mech.core import fft_causal_conv  # noqa: E402
 
 NAIVE_CAP_S = 60.0
 REPEATS = 2
+LONGCONV_REPEATS = 15
 
 
 def fwd_bwd_time(fn, *shapes, dtype=torch.float32):
@@ -89,6 +96,51 @@ def bench_scans(batch):
     return rows
 
 
+def cpu_median(f, n:int) -> float:
+    "Median process CPU seconds of `f()` over n runs, after 3 untimed ones."
+    for _ in range(3): f()
+    ts = []
+    for _ in range(n):
+        t0 = time.process_time(); f(); ts.append(time.process_time() - t0)
+    return sorted(ts)[n // 2]
+
+
+LONGCONV_CASES = [(32, 64, 64), (8, 64, 64), (32, 192, 192), (32, 128, 32), (4, 128, 32)]  # (b, c, g)
+
+
+def bench_longconv(lengths=(16, 24, 32, 37, 40, 48, 64, 128), cases=LONGCONV_CASES):
+    "fwd+bwd of a causal long convolution (b, L, c) with g filters (g, L): 2L FFT, 5-smooth FFT, Toeplitz."
+    rows, rule = [], (M.TOEPLITZ_MAX_LEN, M.TOEPLITZ_MIN_ROWS)
+    def path(forced):                                          # causal_conv with its rule forced one way
+        def f(u, h):
+            M.TOEPLITZ_MAX_LEN, M.TOEPLITZ_MIN_ROWS = forced
+            try: return M.causal_conv(u, h)
+            finally: M.TOEPLITZ_MAX_LEN, M.TOEPLITZ_MIN_ROWS = rule
+        return f
+    fns = [("fft_2L", lambda u, h: fft_causal_conv(u, h.repeat_interleave(u.shape[-1] // h.shape[0], 0))),
+           ("fft_smooth", path((0, 0))), ("toeplitz", path((10 ** 9, 0)))]
+    for (b, c, g) in cases:
+        for l in lengths:
+            u, h = torch.randn(b, l, c, requires_grad=True), torch.randn(g, l, requires_grad=True)
+            gy = torch.randn(b, l, c)
+            r = dict(shape=f"b={b}, c={c}, g={g}, L={l}", fft_size=M.fft_size(2 * l - 1), auto=M.conv_path(b, l, c, g))
+            for name, fn in fns: r[name] = cpu_median(lambda: fn(u, h).backward(gy), LONGCONV_REPEATS)
+            rows.append(r); print("  long conv", r, flush=True)
+    return rows
+
+
+def longconv_table(rows, threads) -> list:
+    out = [f"### Long convolutions: `causal_conv`'s paths (fwd + bwd, {threads} thread(s), process CPU time, "
+           f"median of {LONGCONV_REPEATS}; g filters, each serving c/g channels)", "",
+           "| shape | 2L FFT (`fft_causal_conv`) | 5-smooth FFT (size) | Toeplitz | fastest | `causal_conv` uses |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        best = min(("fft_2L", "fft_smooth", "toeplitz"), key=lambda k: r[k])
+        out.append(f"| {r['shape']} | {r['fft_2L'] * 1e3:.2f} ms | {r['fft_smooth'] * 1e3:.2f} ms ({r['fft_size']}) | "
+                   f"{r['toeplitz'] * 1e3:.2f} ms | {best} | {r['auto']} |")
+    return out
+
+
 def bench_deltanet(batch, widths, lengths):
     rows = []
     for d in widths:
@@ -107,7 +159,15 @@ def bench_deltanet(batch, widths, lengths):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
+    ap.add_argument("--only", nargs="+", choices=["longconv"], help="run only these parts")
     args = ap.parse_args()
+    if args.only:                                              # one part, its own results file
+        threads = torch.get_num_threads()
+        rows = bench_longconv((37, 48), [(2, 8, 8)]) if args.quick else bench_longconv()
+        text = "\n".join(longconv_table(rows, threads)) + "\n"
+        print("\n" + text)
+        if not args.quick: (Path(__file__).parent / "RESULTS.longconv.md").write_text(text)
+        return
     torch.manual_seed(0)
     batch, widths, lengths = (32, [64, 256], [37, 128, 600]) if not args.quick else (2, [64], [37, 70])
     threads = torch.get_num_threads()
@@ -116,6 +176,7 @@ def main():
     print("mixers:"); rows, notes = bench_mixers(widths, lengths, batch)
     print("scans:"); scan_rows = bench_scans(batch if not args.quick else 2)
     print("deltanet forms:"); dn_rows = bench_deltanet(batch, widths, lengths)
+    print("long convolutions:"); lc_rows = bench_longconv((37, 48), [(2, 8, 8)]) if args.quick else bench_longconv()
     total = time.perf_counter() - t_start
 
     cols = [f"d={d}, L={l}" for d in widths for l in lengths]
@@ -149,6 +210,7 @@ def main():
         ratio = f"{r['recurrent'] / r['chunkwise']:.2f}" if r["recurrent"] else "—"
         rec = fmt(r["recurrent"]) if r["recurrent"] else "skipped (> 4 GB of saved states)"
         out.append(f"| {r['shape']} | {rec} | {fmt(r['chunkwise'])} | {ratio} | {r['auto']} |")
+    out += [""] + longconv_table(lc_rows, threads)
     out += ["", f"Total benchmark time: {total:.0f} s."]
     text = "\n".join(out) + "\n"
     print("\n" + text)

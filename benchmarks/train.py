@@ -1,6 +1,7 @@
 """Training speed: steps per second of a whole training step at the paper's associative-recall size.
 
 Run from the repository root:  .venv/bin/python benchmarks/train.py [--threads 1 2] [--steps 20] [--rounds 2] [--quick]
+                               [--baseline REV]
 Prints markdown tables and writes benchmarks/RESULTS.train.md.
 
 Configuration (the paper's AR models): 2 layers, d_model 64 and 128, vocabulary 8,196, batch 32,
@@ -24,6 +25,12 @@ then selected (`False`). Each (mixer, d, head, threads) runs in a fresh subproce
   activations and the optimizer is not counted, so recurrent mixers are under-counted);
   achieved FLOP/s = counted FLOPs / step time, reported as a fraction of a plain fp32
   512x512x512 matmul's FLOP/s measured in the same process and thread count.
+
+`--baseline REV` adds a before/after table: the package as of git revision REV (extracted with
+`git archive` into a temporary directory and imported under another name, `ssm_base`) and the
+working tree's package build the same model from the same seed (the first losses must agree, a check
+that the change kept the function), and their training steps alternate in one process with attention's, so
+that all three see the same background load; the table gives the medians and their ratios.
 """
 from __future__ import annotations
 import argparse, json, os, platform, resource, subprocess, sys, time
@@ -105,11 +112,68 @@ def paired_child(mixer:str, d:int, threads:int, steps:int, kwargs:dict) -> dict:
     return dict(attn_ms=med[0] * 1e3, ms=med[1] * 1e3, ratio=med[1] / med[0])
 
 
-def run_child(mixer, d, head, threads, steps, kwargs):
+def baseline_child(mixer:str, d:int, threads:int, steps:int, kwargs:dict, base_dir:str) -> dict:
+    "Step times of `mixer` built by the baseline package (`ssm_base` in `base_dir`) and by the working tree, and attention's."
+    import importlib, torch
+    torch.set_num_threads(threads)
+    sys.path[:0] = [str(ROOT), base_dir]
+    clock = time.process_time if threads == 1 else time.perf_counter
+    tokens = torch.randint(0, VOCAB, (BATCH, SEQ), generator=torch.Generator().manual_seed(0))  # (b, l)
+    labels = torch.full((BATCH, SEQ), -100); labels[:, -1] = tokens[:, 0]
+    def make(pkg, mx, kw):
+        M, T = importlib.import_module(f"{pkg}.model"), importlib.import_module(f"{pkg}.train")
+        for mod in ("mixers", "recurrent"): importlib.import_module(f"{pkg}.{mod}")  # registers every mixer
+        torch.manual_seed(0)
+        model = M.LanguageModel(M.ModelConfig(mx, d_model=d, vocab_size=VOCAB, n_layers=LAYERS, mixer_kwargs=kw))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        def step():
+            loss, _ = T.supervised_loss(model, tokens, labels, supervised_head=True)
+            opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+            return loss.item()
+        return step
+    steps_ = [make("ssm_base", mixer, kwargs), make("ssm_mech", mixer, kwargs), make("ssm_mech", "attention", {})]
+    loss0 = [st() for st in steps_[:2]]                                  # same weights, same batch
+    for st in steps_:
+        for _ in range(3): st()
+    ts = [[], [], []]
+    for _ in range(steps):
+        for i, st in enumerate(steps_):
+            t0 = clock(); st(); ts[i].append(clock() - t0)
+    med = [sorted(t)[len(t) // 2] * 1e3 for t in ts]
+    return dict(base_ms=med[0], ms=med[1], attn_ms=med[2], loss_base=loss0[0], loss=loss0[1])
+
+
+def baseline_table(rows:dict, rev:str, threads:int, widths) -> list:
+    out = [f"**Before / after, {threads} thread{'s' if threads > 1 else ''}** (baseline: `{rev}`; the same model "
+           "from the same seed built by the baseline package and by the working tree, their steps alternating with "
+           "attention's in one process; median ms/step, supervised head):\n",
+           "| mixer | d | before (ms) | after (ms) | speed-up | attention (ms) | × attention, before → after | first loss, before / after |",
+           "|---|---|---|---|---|---|---|---|"]
+    for (th, d, label), r in rows.items():
+        if th != threads: continue
+        if "error" in r: out.append(f"| {label} | {d} | {r['error']} | | | | | |"); continue
+        out.append(f"| {label} | {d} | {r['base_ms']:.1f} | {r['ms']:.1f} | {r['base_ms'] / r['ms']:.2f}× | {r['attn_ms']:.1f} "
+                   f"| {r['base_ms'] / r['attn_ms']:.2f} → {r['ms'] / r['attn_ms']:.2f} | {r['loss_base']:.6f} / {r['loss']:.6f} |")
+    return out + [""]
+
+
+def extract_baseline(rev:str) -> str:
+    "`ssm_mech` as of git revision `rev`, extracted as package `ssm_base` into a new temporary directory."
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="ssm_base_")
+    tar = subprocess.run(["git", "archive", rev, "ssm_mech"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
+    os.rename(os.path.join(tmp, "ssm_mech"), os.path.join(tmp, "ssm_base"))
+    return tmp
+
+
+def run_child(mixer, d, head, threads, steps, kwargs, base_dir=None):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     cmd = [sys.executable, __file__, "--child", json.dumps(dict(mixer=mixer, d=d, head=head, threads=threads,
                                                                 steps=steps, kwargs=kwargs))]
     if head == "paired": cmd[2] = "--paired"
+    if head == "baseline": cmd[2:] = ["--baseline-child", json.dumps(dict(mixer=mixer, d=d, threads=threads, steps=steps,
+                                                                      kwargs=kwargs, base_dir=base_dir))]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     if p.returncode: return dict(error=(p.stderr.strip().splitlines() or ["?"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -131,7 +195,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=2, help="repeat every configuration; keep the fastest round")
     ap.add_argument("--mixers", nargs="+"); ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.train.md"))
+    ap.add_argument("--baseline", help="git revision to compare against (before/after table)")
+    ap.add_argument("--baseline-only", action="store_true", help="only the before/after table")
+    ap.add_argument("--baseline-child")
     args = ap.parse_args()
+    if args.baseline_child:
+        c = json.loads(args.baseline_child)
+        print(json.dumps(baseline_child(c["mixer"], c["d"], c["threads"], c["steps"], c["kwargs"], c["base_dir"])))
+        return
     if args.child:
         c = json.loads(args.child)
         print(json.dumps(child(c["mixer"], c["d"], c["head"], c["threads"], c["steps"], c["kwargs"])))
@@ -149,7 +220,18 @@ def main():
     if "mamba" in [v[0] for v in variants]:
         variants.append(("mamba [generic sequential scan]", "mamba", dict(scan="sequential")))
     load_before = load()
-    res = {}
+    res, before_after = {}, {}
+    if args.baseline:
+        base_dir = extract_baseline(args.baseline)
+        for threads in args.threads:
+            for d in args.widths:
+                for label, mixer, kw in variants:
+                    if mixer == "attention" or kw: continue
+                    r = run_child(mixer, d, "baseline", threads, steps, kw, base_dir)
+                    before_after[(threads, d, label)] = r
+                    print(f"  before/after threads={threads} d={d:4d} {label:34s} " + (r["error"] if "error" in r else
+                          f"{r['base_ms']:.1f} -> {r['ms']:.1f} ms ({r['base_ms'] / r['ms']:.2f}x), attention {r['attn_ms']:.1f} ms"), flush=True)
+    if args.baseline_only: rounds = 0
     for rnd in range(rounds):
         for threads in args.threads:
             for d in args.widths:
@@ -164,7 +246,7 @@ def main():
                               + (r["error"] if "error" in r else f"{r['ms']:7.1f} ms wall {r['cpu_ms']:7.1f} ms CPU "
                                  f"{r['peak_mib']:6.1f} MiB  {r['gflop']:.3f} GFLOP  {100 * r['frac_mm']:.1f}% of mm"), flush=True)
     paired = {}
-    for threads in args.threads:
+    for threads in (args.threads if rounds else []):
         for d in args.widths:
             for label, mixer, kw in variants:
                 if mixer == "attention": continue
@@ -175,8 +257,10 @@ def main():
     load_after = load()
     lines = [report_header(torch, steps, rounds, load_before, load_after)]
     for threads in args.threads:
-        lines += tables(res, threads, args.widths, [v[0] for v in variants])
-        lines += paired_table(paired, threads, args.widths, [v[0] for v in variants if v[1] != "attention"])
+        if rounds:
+            lines += tables(res, threads, args.widths, [v[0] for v in variants])
+            lines += paired_table(paired, threads, args.widths, [v[0] for v in variants if v[1] != "attention"])
+        if args.baseline: lines += baseline_table(before_after, args.baseline, threads, args.widths)
     text = "\n".join(lines) + "\n"
     print(text)
     Path(args.out).write_text(text)

@@ -227,12 +227,14 @@ class ShortConv(nn.Module):
                               padding=kernel_size - 1, bias=bias)
 
     def forward(self, x, cache=None):                             # x: (b, l, c)
-        pre = seq_before(cache, self, x, self.kernel_size - 1)    # None (zeros), or the inputs before a window
-        if cache is None or cache.recording:                      # zeros before the sequence: the conv's own padding
-            return self.conv(x.transpose(1, 2))[..., :x.shape[1]].transpose(1, 2)  # (b, l, c)
-        y = F.conv1d(torch.cat([pre, x], 1).transpose(1, 2), self.conv.weight, self.conv.bias,
-                     groups=x.shape[-1])                          # (b, c, l): the recorded inputs instead of zeros
-        return y.transpose(1, 2)                                  # (b, l, c)
+        "y_t = b + Σ_j w_j x_{t-(k-1)+j}, with zeros (or, in a window, the recorded inputs) before x: (b, l, c)."
+        k, l = self.kernel_size, x.shape[1]
+        pre = seq_before(cache, self, x, k - 1)                   # None (zeros), or the inputs before a window
+        xp = F.pad(x, (0, 0, k - 1, 0)) if pre is None else torch.cat([pre, x], 1)  # (b, k-1+l, c)
+        w = self.conv.weight[:, 0]                                # (c, k)
+        y = xp[:, k - 1:] * w[:, k - 1]                           # (b, l, c): lag 0
+        for j in range(k - 1): y = torch.addcmul(y, xp[:, j:j + l], w[:, j])  # (b, l, c): + lag k-1-j
+        return y if self.conv.bias is None else y + self.conv.bias  # (b, l, c)
 
     def step(self, x, state=None):
         "One token: `x` (b, c) and the last k-1 inputs `state` (b, c, k-1) -> (y (b, c), new state)."

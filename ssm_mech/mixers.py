@@ -17,8 +17,9 @@ from .core import (HookPoint, register_mixer, ShortConv, fft_causal_conv,
                            implicit_positions, seq_full, causal_mask, seq_rows, seq_linear)
 
 # %% auto #0
-__all__ = ['TRAIN_VIEWS', 'MHA', 'MLP', 'ImplicitLongConv', 'BaseConv', 'taylor_features', 'BasedLinearAttention', 'based', 'Sin',
-           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'H3']
+__all__ = ['TOEPLITZ_MAX_LEN', 'TOEPLITZ_MIN_ROWS', 'TRAIN_VIEWS', 'MHA', 'MLP', 'fft_size', 'toeplitz', 'conv_path',
+           'causal_conv', 'ImplicitLongConv', 'BaseConv', 'taylor_features', 'BasedLinearAttention', 'based', 'Sin',
+           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'with_skip', 'H3']
 
 # %% ../nbs/02_mixers.ipynb #f072a08a
 def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
@@ -69,6 +70,44 @@ class MLP(nn.Module):
         h = self.hook_post(F.gelu(h))                                           # (b, l, 4d), erf GELU
         return self.fc2(h)                                                      # (b, l, d)
 
+# %% ../nbs/02_mixers.ipynb #d7c0836e
+TOEPLITZ_MAX_LEN = 64  # causal_conv: Toeplitz product up to this length ...
+TOEPLITZ_MIN_ROWS = 16  # ... and from this many rows (batch x channels per filter); FFT otherwise (measured below)
+
+def fft_size(n:int) -> int:
+    "The smallest even 5-smooth integer (2^a·3^b·5^c, a >= 1) >= n: a real-FFT size without large prime factors."
+    while True:
+        m = n
+        for p in (2, 3, 5):
+            while m % p == 0: m //= p
+        if m == 1 and n % 2 == 0: return n
+        n += 1
+
+def toeplitz(h, # (g, l_h) filters
+             l:int): # sequence length L
+    "Lower-triangular Toeplitz matrices T[g, t, s] = h[g, t-s] for 0 <= t-s < l_h, else 0: (g, L, L)."
+    h = h[:, :l]                                                                # (g, min(l_h, L))
+    hp = F.pad(h, (l - 1, l - h.shape[1]))                                      # (g, 2L-1): L-1 zeros, h, zeros
+    return hp.unfold(-1, l, 1).flip(-1)                                         # (g, L, L): [t, s] = hp[t + L-1 - s]
+
+def conv_path(b:int, l:int, c:int, g:int) -> str:
+    "The path `causal_conv` takes for input (b, l, c) and g filters: 'toeplitz' or 'fft' (see the rule above)."
+    return "toeplitz" if l <= TOEPLITZ_MAX_LEN and b * (c // g) >= TOEPLITZ_MIN_ROWS else "fft"
+
+def causal_conv(u, # (b, l, c) input
+                h): # (g, l_h) filters, g dividing c: row i serves channels i*c/g ... (i+1)*c/g - 1
+    "Causal long convolution $y_{t,ch}=\\sum_{s\\le t} h_{i(ch),t-s}u_{s,ch}$: Toeplitz product for short sequences, FFT otherwise."
+    b, l, c = u.shape; g = h.shape[0]
+    dt = torch.promote_types(torch.promote_types(u.dtype, h.dtype), torch.float32)  # fp32, or fp64 for fp64 inputs
+    if conv_path(b, l, c, g) == "toeplitz":
+        T = toeplitz(h.to(dt), l)                                               # (g, l, l)
+        y = einsum(T, rearrange(u.to(dt), "b s (g r) -> b s g r", g=g), "g t s, b s g r -> b t g r")  # (b, l, g, c/g)
+        return rearrange(y, "b t g r -> b t (g r)").to(u.dtype)                 # (b, l, c)
+    n = fft_size(2 * l - 1)                                                     # no wrap-around into [0, l)
+    U = torch.fft.rfft(u.to(dt), n=n, dim=1)                                    # (b, n//2+1, c)
+    H = torch.fft.rfft(h[:, :l].to(dt), n=n, dim=-1).repeat_interleave(c // g, 0)  # (c, n//2+1)
+    return torch.fft.irfft(U * H.transpose(0, 1), n=n, dim=1)[:, :l].to(u.dtype)  # (b, l, c)
+
 # %% ../nbs/02_mixers.ipynb #3bd78756
 class ImplicitLongConv(nn.Module):
     "Causal long convolution whose filter is an MLP of fixed positions, plus the input (zoology's `ImplicitLongConvolution`)."
@@ -87,7 +126,7 @@ class ImplicitLongConv(nn.Module):
         return self.filter_mlp(self.z[0, :l]).T                                # (d, l)
 
     def forward(self, x, cache=None):                                           # x: (b, l, d)
-        conv = lambda u: fft_causal_conv(u, self.filter(u.shape[1])) + u        # linear: a window convolves only its change
+        conv = lambda u: causal_conv(u, self.filter(u.shape[1])) + u            # linear: a window convolves only its change
         return seq_linear(cache, self, "conv", x, conv)                         # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #d51c826e
@@ -234,7 +273,7 @@ class HyenaFilter(nn.Module):
         return (self.implicit_filter(self.z[0, :l]) * window).T                # (d, l)
 
     def forward(self, v, cache=None):                                           # v: (b, l, d)
-        y = seq_linear(cache, self, "conv", v, lambda u: fft_causal_conv(u, self.filter(u.shape[1])))  # (b, l, d)
+        y = seq_linear(cache, self, "conv", v, lambda u: causal_conv(u, self.filter(u.shape[1])))  # (b, l, d)
         return y + v * self.D if self.bias else y                               # (b, l, d)
 
 # %% ../nbs/02_mixers.ipynb #b82c6fd4
@@ -273,10 +312,11 @@ class ShiftKernel(nn.Module):
 
     def forward(self, l:int):
         "The kernel (c, l), zero beyond N."
-        n = 2 * self.d_state                                                    # FFT size: no wrap-around
-        Bf, Cf = torch.fft.rfft(self.B, n=n), torch.fft.rfft(self.C, n=n)      # (c, N+1) each
-        k = torch.fft.irfft(Bf.conj() * Cf, n=n)[:, :min(self.d_state, l)]      # (c, min(N, l)): cross-correlation
-        return F.pad(k, (0, l - k.shape[1]))                                    # (c, l)
+        lk = min(self.d_state, l)                                               # lags 0 ... lk-1 are needed
+        n = fft_size(self.d_state + lk - 1)                                     # FFT size: no wrap-around into them
+        Bf, Cf = torch.fft.rfft(self.B, n=n), torch.fft.rfft(self.C, n=n)      # (c, n//2+1) each
+        k = torch.fft.irfft(Bf.conj() * Cf, n=n)[:, :lk]                        # (c, lk): cross-correlation
+        return F.pad(k, (0, l - lk))                                            # (c, l)
 
 class DiagKernel(nn.Module):
     "S4D-Lin diagonal SSM kernel with bilinear discretisation, one per head (zoology's `SSKernelDiag`)."
@@ -299,16 +339,23 @@ class DiagKernel(nn.Module):
         return dA, C * B * dt / (1 - dt * A / 2)
 
     def forward(self, l:int):
-        "The kernel (H, l), with ℓ = c·a + r split so that only O(√l) powers of Ā are formed."
+        "The kernel (H, l), with ℓ = c·a + r split so that only O(√l) powers of Ā are formed, by repeated products."
         dA, Cp = self.discretize()                                              # (H, N/2) each
         c = math.ceil(math.sqrt(l)); m = math.ceil(l / c)                       # l <= m*c
-        log_dA, ar = dA.log(), torch.arange(max(c, m), device=dA.device)
-        outer = Cp[..., None] * torch.exp(log_dA[..., None] * (c * ar[:m]))     # (H, N/2, m): C'·Ā^{c·a}
-        inner = torch.exp(log_dA[..., None] * ar[:c])                           # (H, N/2, c): Ā^r
-        k = einsum(outer, inner, "h n a, h n r -> h a r")                       # (H, m, c): Σ_n C' Ā^{ca+r}
+        pw = [torch.ones_like(dA)]                                              # 1. Ā^r for r = 0 ... c
+        for _ in range(c): pw.append(pw[-1] * dA)                               # (H, N/2) each
+        outer = [Cp]                                                            # 2. C'·Ā^{c·a} for a = 0 ... m-1
+        for _ in range(m - 1): outer.append(outer[-1] * pw[c])                  # (H, N/2) each
+        k = einsum(torch.stack(outer), torch.stack(pw[:c]), "a h n, r h n -> h a r")  # 3. (H, m, c): Σ_n C' Ā^{ca+r}
         return 2 * k.flatten(1)[:, :l].real                                     # (H, l)
 
+
 # %% ../nbs/02_mixers.ipynb #d0ab5bc8
+def with_skip(K, # (g, l) convolution kernels
+              D): # (g,) skip weights
+    "The kernels K with D added at lag 0: convolving with them is the convolution plus the skip term D ⊙ u."
+    return torch.cat([K[:, :1] + D[:, None], K[:, 1:]], 1)                     # (g, l)
+
 @register_mixer("h3", doc="H3: shift SSM on keys, k⊗v outer products through a diagonal SSM, read out by q")
 class H3(nn.Module):
     "H3 (Fu et al. 2023) as zoology's `H3`, with the paper's d_state = 1024 and head_dim = 2."
@@ -334,13 +381,13 @@ class H3(nn.Module):
         p = self.head_dim
         lk = lambda u: min(u.shape[1], self.l_max)                              # kernel length for input u
         q, k, v = self.hook_q(self.q_proj(x)), self.hook_k(self.k_proj(x)), self.hook_v(self.v_proj(x))  # (b, l, d)
-        shift = lambda u: fft_causal_conv(u, self.shift_kernel(lk(u)))          # both SSMs are linear convolutions:
-        k = self.hook_k_shift(seq_linear(cache, self, "shift", k, shift) + k * self.ssm_k_D)  # a window convolves its change
+        shift = lambda u: causal_conv(u, with_skip(self.shift_kernel(lk(u)), self.ssm_k_D))  # both SSMs are linear
+        k = self.hook_k_shift(seq_linear(cache, self, "shift", k, shift))       # convolutions: a window convolves its change
         kv = (rearrange(k, "b l (h i) -> b l h i 1", i=p)
               * rearrange(v, "b l (h j) -> b l h 1 j", j=p))                    # (b, l, H, p, p)
-        diag = lambda u: fft_causal_conv(u, repeat(self.kernel(lk(u)), "h l -> (h i j) l", i=p, j=p))  # kernel (H*p*p, lk)
+        diag = lambda u: causal_conv(u, with_skip(self.kernel(lk(u)), self.D))  # kernel (H, lk): a head's p*p channels share it
         y = seq_linear(cache, self, "kv", rearrange(kv, "b l h i j -> b l (h i j)"), diag)  # (b, l, H*p*p)
-        y = rearrange(y, "b l (h i j) -> b l h i j", i=p, j=p) + kv * self.D[:, None, None]  # (b, l, H, p, p)
+        y = rearrange(y, "b l (h i j) -> b l h i j", i=p, j=p)                 # (b, l, H, p, p)
         y = self.hook_kv_ssm_out(y)
         o = einsum(rearrange(q, "b l (h i) -> b l h i", i=p), y, "b l h i, b l h i j -> b l j h")  # (b, l, p, H)
         o = self.hook_y(rearrange(o, "b l j h -> b l (j h)"))                 # (b, l, d): channel j*H + h

@@ -46,7 +46,8 @@ from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_state, rec
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
            'pick_scan', 'scan', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'mamba_kernels',
-           'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLA']
+           'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLAScan',
+           'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
 def sequential_scan(a, # (b, l, ...) decays, broadcastable to `b`
@@ -394,19 +395,19 @@ def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
                                        upper=False, unitriangular=True)   # (b, h, n, c, dk+dv)
     W, U = WU.split([dk, dv], -1)                                 # (b,h,n,c,dk), (b,h,n,c,dv)
     QK = torch.tril(q @ k.transpose(-1, -2))                      # (b, h, n, c, c) incl. diagonal
-    S = q.new_zeros(b, h, dk, dv) if S0 is None else S0           # (b, h, dk, dv)
-    kept = None if states_at is None else S.new_zeros(b, states_at.shape[1], h, dk, dv)
+    S = S0                                                        # (b, h, dk, dv); None: zeros, whose products are skipped
+    kept = None if states_at is None else q.new_zeros(b, states_at.shape[1], h, dk, dv)
     os = []
     for i, (q_i, k_i, W_i, U_i, QK_i) in enumerate(zip(q.unbind(2), k.unbind(2), W.unbind(2), U.unbind(2), QK.unbind(2))):
-        u_i = U_i - W_i @ S                                       # (b, h, c, dv)
-        os.append(q_i @ S + QK_i @ u_i)                           # (b, h, c, dv)
+        u_i = U_i if S is None else U_i - W_i @ S                 # (b, h, c, dv)
+        os.append(QK_i @ u_i if S is None else q_i @ S + QK_i @ u_i)  # (b, h, c, dv)
         if kept is not None:                                      # states inside this chunk: S + sum_{s<=t} k_s u_sᵀ
             off = states_at - i * c                               # (b, m): offset in this chunk
             inside = (off >= 0) & (off < c)
             upto = (torch.arange(c, device=q.device) <= off[..., None]) & inside[..., None]  # (b, m, c)
-            part = einsum(k_i, u_i, upto.to(k_i.dtype), "b h s k, b h s v, b m s -> b m h k v")
-            kept = kept + inside.to(S.dtype)[..., None, None, None] * S[:, None] + part
-        S = S + k_i.transpose(-1, -2) @ u_i                       # (b, h, dk, dv)
+            kept = kept + einsum(k_i, u_i, upto.to(k_i.dtype), "b h s k, b h s v, b m s -> b m h k v")
+            if S is not None: kept = kept + inside.to(S.dtype)[..., None, None, None] * S[:, None]
+        S = k_i.transpose(-1, -2) @ u_i if S is None else S + k_i.transpose(-1, -2) @ u_i  # (b, h, dk, dv)
     o = rearrange(torch.stack(os, 2), "b h n c e -> b (n c) h e")  # (b, n*c, h, dv)
     return (o[:, :l], S) + (() if kept is None else (kept,))
 
@@ -514,16 +515,20 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
     # 2. the state each chunk produces on its own, at its end
     decay_to_end = torch.exp(a_cum[..., -1:] - a_cum)             # (b, h, c, Q)
     states = einsum(B, decay_to_end, X, "b c q n, b h c q, b c q h p -> b c h p n")  # (b, c, h, p, n)
-    # 3. pass states across chunk boundaries
-    S = x.new_zeros(b, h, p, n) if h0 is None else h0             # (b, h, p, n)
-    S_in = []
+    # 3. pass states across chunk boundaries (None: the zero state before the sequence, when h0 is None)
+    S, S_in = h0, []                                              # (b, h, p, n) or None
     for st, dec in zip(states.unbind(1), torch.exp(a_cum[..., -1]).unbind(2)):  # (b,h,p,n), (b,h)
         S_in.append(S)
-        S = S * dec[..., None, None] + st                         # (b, h, p, n)
-    # 4. contribution of the incoming state
-    y = y + einsum(C, torch.stack(S_in, 1), torch.exp(a_cum), "b c t n, b c h p n, b h c t -> b c t h p")
+        S = st if S is None else S * dec[..., None, None] + st    # (b, h, p, n)
+    # 4. contribution of the incoming states, from the first chunk that has one
+    c0 = 0 if h0 is not None else 1                               # without h0, chunk 0 starts from zero
+    if c0 < nc:
+        y_in = einsum(C[:, c0:], torch.stack(S_in[c0:], 1), torch.exp(a_cum[:, :, c0:]),
+                      "b c t n, b c h p n, b h c t -> b c t h p")  # (b, nc-c0, Q, h, p)
+        y = torch.cat([y[:, :c0], y[:, c0:] + y_in], 1) if c0 else y + y_in  # (b, c, Q, h, p)
     y = rearrange(y, "b c q h p -> b (c q) h p")[:, :l]           # (b, l, h, p)
     if states_at is None: return y, S
+    S_in = [torch.zeros_like(S) if s is None else s for s in S_in]  # (b, h, p, n) each
     # 5. states at given times t = c*Q + q: e^{a_cum[t]} S_in[c] + sum_{s<=q} e^{a_cum[t]-a_cum[s]} X_s B_sᵀ
     bi, t = torch.arange(b, device=x.device)[:, None], states_at.clamp(min=0)
     ci, qi = t // Q, t % Q                                        # (b, m)
@@ -602,6 +607,43 @@ def step(self:Mamba2, u_t, state=None):
     y, state = self._run(u_t[:, None], state, stepping=True)
     return y[:, 0], state
 
+# %% ../nbs/03_recurrent.ipynb #0679a887
+class GLAScan(torch.autograd.Function):
+    "GLA's scan $S_t = \\mathrm{diag}(\\alpha_t) S_{t-1} + k_t v_t^\\top$, $o_t = S_t^\\top q_t$, fused, with a hand-written backward."
+    generate_vmap_rule = True
+    @staticmethod
+    def forward(q, # (b, l, h, dk) queries (scaled)
+                k, # (b, l, h, dk) keys
+                v, # (b, l, h, dv) values
+                gk, # (b, l, h, dk) log-decays log α <= 0
+                S0): # (b, h, dk, dv) initial state, or None
+        a = torch.exp(gk)                                         # (b, l, h, dk): α
+        S = k[..., :, None] * v[..., None, :]                     # (b, l, h, dk, dv): k_t v_tᵀ, then the states
+        if S0 is not None: S[:, 0].addcmul_(a[:, 0, ..., None], S0)
+        for t in range(1, S.shape[1]): S[:, t].addcmul_(a[:, t, ..., None], S[:, t - 1])  # + α_t ⊙ S_{t-1}
+        o = (q[..., None, :] @ S).squeeze(-2)                     # (b, l, h, dv): S_tᵀ q_t
+        return o, S[:, -1], S, a                                  # the last two: kept for backward only
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        q, k, v, _, S0 = inputs
+        ctx.mark_non_differentiable(output[2], output[3])
+        ctx.save_for_backward(q, k, v, output[3], output[2], S0)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, go, gS_last, _gS, _ga):
+        q, k, v, a, S, S0 = ctx.saved_tensors
+        G = q[..., :, None] * go[..., None, :]                    # (b, l, h, dk, dv): ∂S_t through o_t
+        G[:, -1] += gS_last                                       # and through the returned last state
+        for t in reversed(range(S.shape[1] - 1)): G[:, t].addcmul_(a[:, t + 1, ..., None], G[:, t + 1])  # + through S_{t+1}
+        S_prev = torch.cat([(torch.zeros_like(S[:, 0]) if S0 is None else S0)[:, None], S[:, :-1]], 1)  # (b, l, h, dk, dv)
+        gq = (S @ go[..., :, None]).squeeze(-1)                   # (b, l, h, dk)
+        gk = (G @ v[..., :, None]).squeeze(-1)                    # (b, l, h, dk)
+        gv = (k[..., None, :] @ G).squeeze(-2)                    # (b, l, h, dv)
+        g_gk = (G * S_prev).sum(-1) * a                           # (b, l, h, dk): ∂ log α
+        return gq, gk, gv, g_gk, (None if S0 is None else a[:, 0, ..., None] * G[:, 0])
+
 # %% ../nbs/03_recurrent.ipynb #0358590a
 @register_mixer("gla", doc="gated linear attention (fla defaults: 4 heads, expand_k 0.5, no short conv)")
 class GLA(nn.Module):
@@ -614,7 +656,7 @@ class GLA(nn.Module):
                  gate_low_rank_dim:int=16, # rank of the decay-gate projection
                  gate_logit_normalizer:float=16, # log α = logsigmoid(gk) / this
                  norm_eps:float=1e-5, # eps of the output RMSNorm
-                 scan:str="auto"): # scan method, see `SCAN_METHODS`
+                 scan:str="auto"): # "auto": the fused `GLAScan` (the generic scan in suffix windows); else a `SCAN_METHODS` method
         super().__init__()
         dk, dv = int(d_model * expand_k), int(d_model * expand_v)
         if not (isinstance(n_heads, int) and n_heads >= 1 and dk % n_heads == 0 and dv % n_heads == 0 and dk > 0):
@@ -640,13 +682,16 @@ def _run(self:GLA, x, S0=None, cache=None):
     ct, H = _compute_dtype(x), self.n_heads
     q, k, gk = (rearrange(t.to(ct), "b l (h e) -> b l h e", h=H) for t in (q, k, gk))  # (b, l, h, dk/h)
     v = rearrange(v.to(ct), "b l (h e) -> b l h e", h=H)          # (b, l, h, dv/h)
-    kv = k[..., :, None] * v[..., None, :]                        # (b, l, h, dk/h, dv/h)
-    S = scan(torch.exp(gk)[..., None], kv, S0, self.scan)         # (b, l, h, dk/h, dv/h)
-    if record_times(cache) is not None: record_state(cache, self, states_at(S, record_times(cache)))
-    o = einsum(S, q * q.shape[-1] ** -0.5, "b l h k v, b l h k -> b l h v")  # (b, l, h, dv/h)
+    if self.scan == "auto" and cache is None:                     # the fused scan (see above)
+        o, S_last, *_ = GLAScan.apply(q * q.shape[-1] ** -0.5, k, v, gk, S0)  # (b, l, h, dv/h), (b, h, dk/h, dv/h)
+    else:
+        kv = k[..., :, None] * v[..., None, :]                    # (b, l, h, dk/h, dv/h)
+        S = scan(torch.exp(gk)[..., None], kv, S0, self.scan)     # (b, l, h, dk/h, dv/h)
+        if record_times(cache) is not None: record_state(cache, self, states_at(S, record_times(cache)))
+        o, S_last = einsum(S, q * q.shape[-1] ** -0.5, "b l h k v, b l h k -> b l h v"), S[:, -1]  # (b, l, h, dv/h)
     g = self.hook_gate(F.silu(self.g_proj(x)))                    # (b, l, dv)
     o = rearrange(self.g_norm(o.to(x.dtype)), "b l h e -> b l (h e)") * g  # (b, l, dv)
-    return self.o_proj(self.hook_y(o)), S[:, -1]
+    return self.o_proj(self.hook_y(o)), S_last
 
 @patch
 def forward(self:GLA, x, cache=None): return self._run(x, cache=cache)[0]
