@@ -167,14 +167,6 @@ class SweepResult:
         cols = ["corruption", "site", "O", "C", "R", "R_minus_C", "association", "kl", "best_share"]
         return self.summary[cols].round(3).to_html(index=False)
 
-def _read_scores(model, h, answer, chunk:int=64):
-    "Log-sum-exp of the logits and the answer's logit (each (B,)) from final hidden states h (B, d), a few rows at a time."
-    lse, rl = h.new_empty(len(h), dtype=torch.float32), h.new_empty(len(h), dtype=torch.float32)
-    for i in range(0, len(h), chunk):                                         # (chunk, vocab) logits stay in cache
-        lg = model.logits(h[i:i + chunk]).float()
-        lse[i:i + chunk], rl[i:i + chunk] = lg.logsumexp(-1), lg.gather(1, answer[i:i + chunk, None])[:, 0]
-    return lse, rl
-
 def _answers(ds_tokens, positions):
     return ds_tokens[torch.arange(len(ds_tokens)), positions["answer"]]
 
@@ -232,8 +224,7 @@ def patch_sweep(model:LanguageModel,
         KL = (lp_clean.exp() * (lp_clean - lp_cf)).sum(-1).repeat(len(sites), 1)
         prog = Progress(steps, f"patch_sweep {cname}") if progress else None
         for si, ex, h in runs(progress=prog):
-            if method == "suffix": lp, rl, lse = answer_scores(model, h, answer[ex])  # the fast path's head
-            else: lse, rl = _read_scores(model, h, answer[ex]); lp = rl - lse
+            lp, rl, lse = answer_scores(model, h, answer[ex])               # (B,) each: the head, a few rows at a time
             R[si, ex], R_logit[si, ex] = lp.exp(), rl
             # KL(clean || patched) = sum p log p - p . logits + lse, and p . logits = h . (p E) for the tied head
             KL[si, ex] = neg_entropy[ex] - (h.double() * p_head[ex]).sum(-1).float() + lse

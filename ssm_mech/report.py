@@ -23,7 +23,7 @@ from .model import ModelConfig, n_params
 from .tasks import task_preset, build_datasets, token_classes, query_view, answer_pairs, MQARConfig
 from .runs import ExperimentConfig, TrainConfig, apply_overrides
 from .train import train, experiment_preset
-from .interventions import association_interval, Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, CONV_POSITIONS, VERDICT_POSITIONS
+from .interventions import Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, CONV_POSITIONS, VERDICT_POSITIONS
 from .sweep import PAPER_LRS
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 

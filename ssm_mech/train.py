@@ -20,7 +20,7 @@ from .core import atomic_write, pick_device
 from .tasks import build_datasets, task_preset
 from .model import ModelConfig, LanguageModel, save_model, load_model, n_params, check_state_dict
 from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, apply_overrides,
-                           read_status, write_status, prepare_run_dir, clear_run_dir, _diff)
+                           read_status, write_status, prepare_run_dir, clear_run_dir, _say)
 
 # %% auto #0
 __all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'supervised_loss', 'evaluate', 'save_checkpoint', 'checkpoints', 'latest_checkpoint',
@@ -165,7 +165,6 @@ def train(cfg:ExperimentConfig,            # the experiment
     with run.lock():
         return _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir)
 
-def _say(msg): print(msg, file=sys.stderr, flush=True)
 
 def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir) -> RunResult:
     run_dir = run.path
