@@ -17,10 +17,10 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
-           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'SuffixCache', 'seq_full',
-           'causal_mask', 'seq_rows', 'seq_before', 'seq_linear', 'seq_state', 'record_times', 'record_state',
-           'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm',
-           'atomic_write', 'pick_device', 'in_test']
+           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'SuffixCache',
+           'take_rows', 'seq_full', 'causal_mask', 'seq_rows', 'seq_before', 'seq_linear', 'seq_state', 'record_times',
+           'record_state', 'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions',
+           'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
@@ -159,17 +159,27 @@ class SuffixCache:
 
     def gather(self, t):
         "A recorded (n, L, ...) tensor at this window's rows and positions: (B, W, ...)."
-        return t[self.ex[:, None], self.pos.clamp(max=self.L - 1)]
+        return take_rows(t, self.ex, self.pos.clamp(max=self.L - 1))
+
+def take_rows(t,        # (n, L, ...) a recorded tensor
+              ex,       # (B,) rows of t
+              pos=None): # (B, W) positions within each row, or None (whole rows)
+    "`t[ex]` (B, L, ...), or `t[ex[:, None], pos]` (B, W, ...), as one `index_select` of whole rows (2-3x faster than advanced indexing on a CPU)."
+    if pos is None: return t.index_select(0, ex)
+    if not t.is_contiguous(): return t[ex[:, None], pos]          # a flat view would copy all of t
+    flat = ex[:, None] * t.shape[1] + pos                         # (B, W): rows of t (n L, ...)
+    return t.flatten(0, 1).index_select(0, flat.flatten()).view(*pos.shape, *t.shape[2:])
 
 def seq_full(cache, mod, name:str, t):
     "The whole sequence of `t` (b, l, ...) along axis 1: `t`, or in a window the recorded run with `t` spliced in (B, L, ...)."
     if cache is None: return t
     if cache.recording: cache.store[(mod, name)] = t.detach().contiguous(); return t
-    full = cache.store[(mod, name)][cache.ex]                    # (B, L, ...): a copy
-    ok = cache.pos < cache.L                                      # (B, W)
-    rows = torch.arange(len(full), device=t.device)[:, None].expand_as(ok)
-    if ok.all(): full[rows, cache.pos] = t.to(full.dtype)
-    else: full[rows[ok], cache.pos[ok]] = t[ok].to(full.dtype)
+    full = take_rows(cache.store[(mod, name)], cache.ex)          # (B, L, ...): a copy
+    B, L = full.shape[:2]
+    flat = torch.arange(B, device=t.device)[:, None] * L + cache.pos  # (B, W): rows of full (B L, ...)
+    ok = cache.pos < L                                            # (B, W): positions past the sequence are dropped
+    if not ok.all(): flat, t = flat[ok], t[ok]                    # (k,), (k, ...)
+    full.view(B * L, *full.shape[2:]).index_copy_(0, flat.flatten(), t.flatten(0, flat.dim() - 1).to(full.dtype))
     return full
 
 def causal_mask(cache, l:int, device):
@@ -180,15 +190,15 @@ def causal_mask(cache, l:int, device):
 def seq_rows(cache, t):
     "A whole-sequence tensor (b, L, ...) at the window's own positions (b, W, ...); `t` itself without a window."
     if cache is None or cache.recording: return t
-    return t[torch.arange(len(t), device=t.device)[:, None], cache.pos.clamp(max=cache.L - 1)]
+    return take_rows(t, torch.arange(len(t), device=t.device), cache.pos.clamp(max=cache.L - 1))  # (b, W, ...)
 
 def seq_before(cache, mod, x, n:int):
     "The `n` inputs before `x` (b, l, c) along axis 1: None (zeros), or in a window the recorded inputs (B, n, c)."
     if cache is not None and cache.recording: cache.store[(mod, "before")] = x.detach().contiguous()
     if cache is None or cache.recording: return None
-    rec = F.pad(cache.store[(mod, "before")], (0, 0, n, 0))     # (n_ex, n + L, c): zeros before position 0
-    idx = cache.start[:, None] + torch.arange(n, device=x.device)  # positions start-n .. start-1, shifted by n
-    return rec[cache.ex[:, None], idx].to(x.dtype)              # (B, n, c)
+    idx = cache.start[:, None] - n + torch.arange(n, device=x.device)  # (B, n): positions start-n .. start-1
+    pre = take_rows(cache.store[(mod, "before")], cache.ex, idx.clamp(min=0))  # (B, n, c): only these rows are copied
+    return pre.masked_fill_((idx < 0)[..., None], 0).to(x.dtype)  # zeros before position 0
 
 def seq_linear(cache, mod, name:str, u, fn):
     "`fn(u)` for a causal, linear, shift-invariant `fn`; in a window $y_{rec} + f(u - u_{rec})$ (exact by linearity)."
@@ -201,7 +211,7 @@ def seq_linear(cache, mod, name:str, u, fn):
 def seq_state(cache, mod, name:str="state"):
     "Initial state of a scan: None (zeros), or in a window the recorded state at start-1 of each row."
     if cache is None or cache.recording: return None
-    return cache.store[(mod, name)][cache.ex, cache.slot]
+    return take_rows(cache.store[(mod, name)], cache.ex, cache.slot[:, None])[:, 0]  # (B, ...)
 
 def record_times(cache):
     "(n, m) times whose states a recording keeps, or None."

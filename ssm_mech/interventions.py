@@ -235,19 +235,24 @@ def patch_sweep(model:LanguageModel,
             plan.expand(R, R_logit, KL)                                       # sites whose runs equal another site's
         # best restoring site per example; -1 where no site restores anything
         best = torch.where(R.max(0).values > C + 1e-9, R.argmax(0), -1) if len(sites) else None
-        denom = (O.mean() - C.mean()).item()
+        denom, k = (O.mean() - C.mean()).item(), len(sites)
+        # the tables: every site's means at once (sites,), and one per-example frame per corruption
+        Rm, RCm, Rlm, KLm = (t.mean(1).tolist() for t in (R, R - C, R_logit, KL))   # (sites,) each
+        share = (torch.bincount(best[best >= 0], minlength=k).float() / n).tolist() if k else []  # (sites,)
+        Om, Cm, Olm, Clm = O.mean().item(), C.mean().item(), O_logit.mean().item(), C_logit.mean().item()
         for i, s in enumerate(sites):
             sum_rows.append(dict(corruption=cname, site=str(s), hook=s.hook, layer=s.layer, position=str(s.position),
-                                 O=O.mean().item(), C=C.mean().item(), R=R[i].mean().item(),
-                                 R_minus_C=(R[i] - C).mean().item(),
-                                 association=(R[i].mean().item() - C.mean().item()) / denom if abs(denom) > 1e-12 else float("nan"),
-                                 O_logit=O_logit.mean().item(), C_logit=C_logit.mean().item(), R_logit=R_logit[i].mean().item(),
-                                 kl=KL[i].mean().item(), best_share=(best == i).float().mean().item(), n=n))
-            ex_rows.append(pd.DataFrame(dict(corruption=cname, site=str(s), example=np.arange(n),
-                                             O=O.cpu().numpy(), C=C.cpu().numpy(), R=R[i].cpu().numpy(),
-                                             O_logit=O_logit.cpu().numpy(), C_logit=C_logit.cpu().numpy(),
-                                             R_logit=R_logit[i].cpu().numpy(), kl=KL[i].cpu().numpy(),
-                                             best=(best == i).cpu().numpy())))
+                                 O=Om, C=Cm, R=Rm[i], R_minus_C=RCm[i],
+                                 association=(Rm[i] - Cm) / denom if abs(denom) > 1e-12 else float("nan"),
+                                 O_logit=Olm, C_logit=Clm, R_logit=Rlm[i], kl=KLm[i], best_share=share[i], n=n))
+        if k:
+            np_ = lambda t: t.cpu().numpy()
+            ex_rows.append(pd.DataFrame(dict(corruption=cname, site=np.repeat([str(s) for s in sites], n),
+                                             example=np.tile(np.arange(n), k),
+                                             O=np.tile(np_(O), k), C=np.tile(np_(C), k), R=np_(R).ravel(),
+                                             O_logit=np.tile(np_(O_logit), k), C_logit=np.tile(np_(C_logit), k),
+                                             R_logit=np_(R_logit).ravel(), kl=np_(KL).ravel(),
+                                             best=np_(best[None] == torch.arange(k, device=dev)[:, None]).ravel())))
     examples = pd.concat(ex_rows, ignore_index=True) if ex_rows else pd.DataFrame()
     return SweepResult(examples, pd.DataFrame(sum_rows))
 
