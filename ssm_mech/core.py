@@ -18,9 +18,9 @@ import torch.nn.functional as F
 # %% auto #0
 __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
            'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'SuffixCache',
-           'take_rows', 'seq_full', 'causal_mask', 'seq_rows', 'seq_before', 'seq_linear', 'seq_state', 'record_times',
-           'record_state', 'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions',
-           'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
+           'take_rows', 'seq_full', 'causal_mask', 'seq_rows', 'seq_before', 'out_at', 'at_out', 'seq_linear',
+           'seq_state', 'record_times', 'record_state', 'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv',
+           'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
@@ -145,6 +145,7 @@ class SuffixCache:
                  keep=None):    # (n, m) times whose recurrent states a recording keeps (-1: the empty state)
         self.L, self.keep, self.store = L, keep, {}
         self.recording, self.ex, self.start, self.slot, self.pos, self.at = True, None, None, None, None, None
+        self.out_at = None                                        # see `out_at`
 
     def window(self, ex, # (B,) recorded example of each row
                start, # (B,) first position each row computes
@@ -152,7 +153,7 @@ class SuffixCache:
                slot=None): # (B,) column of `keep` whose state each row starts from
         "A view that computes positions start[i] .. start[i]+W-1 of recorded example ex[i]."
         w = copy.copy(self)                                       # shares `store`
-        w.recording, w.ex, w.start, w.slot = False, ex, start, slot
+        w.recording, w.ex, w.start, w.slot, w.out_at = False, ex, start, slot, None
         w.pos = start[:, None] + torch.arange(W, device=start.device)  # (B, W) absolute positions
         w.at = w.pos
         return w
@@ -183,9 +184,10 @@ def seq_full(cache, mod, name:str, t):
     return full
 
 def causal_mask(cache, l:int, device):
-    "Which keys (last axis) each query (second-to-last axis) may see: (l, l), or (B, 1, W, L) in a window."
+    "Which keys (last axis) each query (second-to-last axis) may see: (l, l), or (B, 1, W, L) in a window ((B, 1, 1, L) with `out_at`)."
     if cache is None or cache.recording: return torch.ones(l, l, dtype=torch.bool, device=device).tril()
-    return (torch.arange(cache.L, device=device) <= cache.pos[..., None])[:, None]
+    pos = cache.pos if cache.out_at is None else cache.pos[torch.arange(len(cache.pos), device=device), cache.out_at, None]  # (B, W) or (B, 1)
+    return (torch.arange(cache.L, device=device) <= pos[..., None])[:, None]
 
 def seq_rows(cache, t):
     "A whole-sequence tensor (b, L, ...) at the window's own positions (b, W, ...); `t` itself without a window."
@@ -199,6 +201,16 @@ def seq_before(cache, mod, x, n:int):
     idx = cache.start[:, None] - n + torch.arange(n, device=x.device)  # (B, n): positions start-n .. start-1
     pre = take_rows(cache.store[(mod, "before")], cache.ex, idx.clamp(min=0))  # (B, n, c): only these rows are copied
     return pre.masked_fill_((idx < 0)[..., None], 0).to(x.dtype)  # zeros before position 0
+
+def out_at(cache):
+    "(b,) each row's one window offset whose output a mixer must return (the last block of a patched run), or None: every position."
+    return None if cache is None or cache.recording else cache.out_at
+
+def at_out(cache, t):
+    "A per-position tensor t (b, W, ...) at each row's `out_at` offset: (b, 1, ...); hooks called after this see those positions."
+    rows = torch.arange(len(t), device=t.device)
+    cache.at = cache.pos[rows, cache.out_at, None]                # (b, 1): absolute positions, for hooks
+    return t[rows, cache.out_at, None]                            # (b, 1, ...)
 
 def seq_linear(cache, mod, name:str, u, fn):
     "`fn(u)` for a causal, linear, shift-invariant `fn`; in a window $y_{rec} + f(u - u_{rec})$ (exact by linearity)."

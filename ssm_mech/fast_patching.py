@@ -51,12 +51,15 @@ def _same_run(site, model:LanguageModel) -> tuple:
     "A key shared by sites whose patched runs are the same function of the clean values (aliases)."
     l, n_blocks = site.layer, len(model.blocks)
     if not 0 <= l < n_blocks: return (site.hook, str(site.position))
-    name = site.hook[len(f"blocks.{l}."):]
+    name, blk = site.hook[len(f"blocks.{l}."):], model.blocks[l]
+    to = getattr(blk.mixer, "same_run", {}).get(name[len("mixer."):]) if name.startswith("mixer.") else None
+    if to is not None: name = "hook_mixer_out" if to == "out" else f"mixer.{to}"  # a position-wise map onto that hook
+    position_wise_mlp = type(getattr(blk, "mlp", None)) is MLP
+    if name in MLP_CHAIN and position_wise_mlp: name = "hook_mlp_out"       # position-wise, feeds only the MLP's output
+    if name == "hook_resid_mid" and position_wise_mlp: name = "hook_resid_post"  # the MLP at p sees only the stream at p
     if name == "hook_resid_post" and l + 1 < n_blocks:                       # the next block's input: the same tensor
         return (f"blocks.{l + 1}.hook_resid_pre", str(site.position))
-    if name in MLP_CHAIN and type(getattr(model.blocks[l], "mlp", None)) is MLP:  # position-wise, feeds only the MLP's output
-        return (f"blocks.{l}.hook_mlp_out", str(site.position))
-    return (site.hook, str(site.position))
+    return (f"blocks.{l}.{name}", str(site.position))
 
 def run_aliases(sites:list, model:LanguageModel) -> list:
     "Per site, the index of the site whose patched run it reuses (itself for most): the latest-starting member of its alias set."
@@ -153,10 +156,12 @@ class SuffixPlan:
 
     def schedule(self, skip=None, # (sites, n) runs known to change nothing (e.g. patch equal to the counterfactual value)
                  batch_tokens:int=16384, # rows x window length per patched forward
-                 max_rows:int=1024) -> list: # rows per patched forward (each ends in a full-vocabulary head)
+                 max_rows:int|None=None) -> list: # rows per patched forward; default: 1,024, or less where a mixer's `window_rows` says so
         "Batches (group, local, site index, example, start) of the runs whose patch can reach the read position."
         # runs whose final hidden state is the clean one are not computed either: `restored` marks them
         model, sites, site_idx, read_at = self.model, self.sites, self.site_idx, self.read_at
+        if max_rows is None: max_rows = min([1024] + [getattr(b.mixer, "window_rows", 1024) for b in model.blocks])
+        if max_rows < 1 or batch_tokens < 1: raise ValueError(f"max_rows and batch_tokens must be >= 1, got {max_rows} and {batch_tokens}")
         n_blocks, jobs = len(model.blocks), {}
         self.restored = torch.zeros(len(sites), len(read_at), dtype=torch.bool, device=read_at.device)  # (sites, n)
         for i, s in enumerate(sites):

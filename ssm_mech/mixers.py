@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from einops import einsum, rearrange, repeat
 
 from .core import (HookPoint, register_mixer, ShortConv, fft_causal_conv,
-                           implicit_positions, seq_full, causal_mask, seq_rows, seq_linear)
+                           implicit_positions, seq_full, causal_mask, seq_rows, seq_linear, out_at, at_out)
 
 # %% auto #0
 __all__ = ['TOEPLITZ_MAX_LEN', 'TOEPLITZ_MIN_ROWS', 'TRAIN_VIEWS', 'MHA', 'MLP', 'fft_size', 'toeplitz', 'conv_path',
@@ -30,6 +30,8 @@ def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
 class MHA(nn.Module):
     "Causal multi-head softmax attention, as zoology's `MHA`."
     readout_hooks = ("hook_q", "hook_pattern", "hook_y")  # their value at t reaches only the output at t
+    reads_one = True  # with `out_at` (the last block of a patched run), queries and pattern rows at that position only
+    same_run = {"hook_y": "out"}  # a patch at hook_y at t equals one at the mixer's output at t (a position-wise map onto it)
     def __init__(self, d_model:int, # model width d
                  n_heads:int=1, # number of heads H; must divide d_model
                  bias:bool=False): # bias of the qkv projection (the output projection always has one)
@@ -45,10 +47,12 @@ class MHA(nn.Module):
     def forward(self, x, cache=None):                                           # x: (b, l, d)
         l = x.shape[1]
         qkv = rearrange(self.Wqkv(x), "b l (three h e) -> three b l h e", three=3, h=self.n_heads)
-        q, k, v = self.hook_q(qkv[0]), self.hook_k(qkv[1]), self.hook_v(qkv[2])  # (b, l, h, d_h) each
+        k, v = self.hook_k(qkv[1]), self.hook_v(qkv[2])                         # (b, l, h, d_h) each
         k, v = seq_full(cache, self, "k", k), seq_full(cache, self, "v", v)     # (b, L, h, d_h): a window's prefix is recorded
-        s = einsum(q, k, "b i h e, b j h e -> b h i j") / math.sqrt(self.d_head)  # (b, h, l, L)
-        seen = causal_mask(cache, l, x.device)                                  # (l, L): j <= i
+        q = qkv[0] if out_at(cache) is None else at_out(cache, qkv[0])          # (b, l', h, d_h): l' = 1 where only `out_at` is read
+        q, l = self.hook_q(q), q.shape[1]
+        s = einsum(q, k, "b i h e, b j h e -> b h i j") / math.sqrt(self.d_head)  # (b, h, l', L)
+        seen = causal_mask(cache, l, x.device)                                  # (l', L): j <= i
         s = s.to(_softmax_dtype(s)).masked_fill(~seen, float("-inf"))           # (b, h, l, L)
         p = self.hook_pattern(s.softmax(-1).to(v.dtype))                        # (b, h, l, l)
         z = einsum(p, v, "b h i j, b j h e -> b i h e")                         # (b, l, h, d_h)

@@ -80,10 +80,16 @@ class Block(nn.Module):
                 cache=None, # a `SuffixCache` (recording, or a window of per-example suffixes)
                 last=None): # (b,) the one position per row whose output is needed (the last block of a patched run)
         r = self.hook_resid_pre(r)
-        m = self._mix(self.hook_mixer_in(self.norm1(r)), cache)
+        one = last is not None and getattr(self.mixer, "reads_one", False)  # the mixer returns only position `last`
+        at = None if cache is None else cache.at                           # (b, W): the window's positions
+        if one: cache.out_at = last
+        try: m = self._mix(self.hook_mixer_in(self.norm1(r)), cache)      # (b, W, d), or (b, 1, d)
+        finally:
+            if one: cache.out_at = None
         if last is not None:                                               # keep one position per row from here on
             rows = torch.arange(len(r), device=r.device)
-            r, m, cache.at = r[rows, last, None], m[rows, last, None], cache.at[rows, last, None]  # (b, 1, ...)
+            r, cache.at = r[rows, last, None], at[rows, last, None]        # (b, 1, ...)
+            if not one: m = m[rows, last, None]                            # (b, 1, d)
         r = r + self.hook_mixer_out(m)
         if self.kind == "transformer":
             r = self.hook_resid_mid(r)

@@ -41,13 +41,13 @@ from einops import einsum, rearrange
 from fastcore.basics import patch
 
 from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_state, record_times,
-                           record_state, states_at)
+                           record_state, states_at, out_at, at_out)
 
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
-           'pick_scan', 'scan', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'mamba_kernels',
-           'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLAScan',
-           'GLA']
+           'pick_scan', 'scan', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'selective_scan_at',
+           'mamba_kernels', 'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked',
+           'Mamba2', 'GLAScan', 'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
 def sequential_scan(a, # (b, l, ...) decays, broadcastable to `b`
@@ -138,6 +138,9 @@ def _inv_softplus_dt(n:int, dt_min:float, dt_max:float, dt_init_floor:float):
 class Mamba(nn.Module):
     "Mamba-1 mixer: short causal conv, selective diagonal SSM, SiLU gate."
     readout_hooks = ("hook_C", "hook_ssm_out", "hook_gate", "hook_y")  # their value at t reaches only the output at t
+    reads_one = True  # with `out_at` (the last block of a patched run): C, the gate and the output projection at that position only
+    window_rows = 256  # rows per suffix-window forward (`SuffixPlan`): the scan's (rows, N, d_in) states then stay in cache
+    same_run = {"hook_y": "out", "hook_conv_out": "hook_ssm_in"}  # a patch at the key at t equals one at the value at t (position-wise maps)
     def __init__(self, d_model:int,
                  d_state:int=16, # N, state size per channel
                  d_conv:int=4, # k, conv width; 0 = no convolution (weights of width 4 kept, unused)
@@ -268,6 +271,35 @@ def selective_scan(delta, # (b, l, d_in) step sizes Δ > 0
     hs = torch.cat([torch.zeros_like(hs[:1]), hs]).movedim(0, 1)  # (b, 1+l, n, d_in): time -1 is the zero state
     return y, h, hs[torch.arange(len(hs), device=hs.device)[:, None], states_at + 1].transpose(-1, -2)  # (b, m, d_in, n)
 
+@torch.no_grad()
+def selective_scan_at(delta, # (b, l, d_in) step sizes
+                      A, # (d_in, n), or (b, d_in, n)
+                      B, # (b, l, n) input maps
+                      C, # (b, 1, n) output map at each row's step `at`
+                      x, # (b, l, d_in) SSM input
+                      h0, # (b, d_in, n) initial state, or None (zeros)
+                      at): # (b,) the one step per row whose output is needed
+    "`selective_scan`'s $y$ at one step per row (b, 1, d_in), without gradients: the same state updates, $\\langle s_t, C_t\\rangle$ only where it is read."
+    b, l, d = delta.shape
+    dl, xt, Bt = (t.transpose(0, 1).contiguous() for t in (delta, x, B))  # (l, b, d_in), (l, b, d_in), (l, b, n)
+    A2 = A.transpose(-1, -2).contiguous() * _LOG2E                # (n, d_in), or (b, n, d_in)
+    n = A2.shape[-2]
+    u = dl * xt                                                   # (l, b, d_in): Δ x
+    dA, hs, read = dl.new_empty(b, n, d), dl.new_empty(2, b, n, d), dl.new_empty(b, n, d)  # one step, two states, the read ones
+    h = None if h0 is None else h0.transpose(1, 2)                # (b, n, d_in)
+    order, counts = torch.argsort(at), torch.bincount(at, minlength=l).tolist()  # rows by the step they read
+    done = 0
+    for t in range(int(at.max()) + 1 if b else 0):               # steps after the last read one change nothing read
+        s_t = hs[t % 2]
+        a_t = torch.mul(dl[t, :, None, :], A2, out=dA).exp2_()    # (b, n, d_in): e^{Δ_t A}
+        torch.mul(u[t, :, None, :], Bt[t, :, :, None], out=s_t)   # (b, n, d_in): Δ_t B_t x_t
+        if h is not None: s_t.addcmul_(a_t, h)                    # + e^{Δ_t A} s_{t-1}
+        if counts[t]:                                             # rows reading step t keep its state
+            r = order[done:done + counts[t]]; done += counts[t]
+            read.index_copy_(0, r, s_t.index_select(0, r))
+        h = s_t
+    return torch.bmm(C.to(read.dtype), read)                      # (b, 1, d_in): <s_at, C_at>
+
 # %% ../nbs/03_recurrent.ipynb #b968e92f
 @patch
 def _ssm(self:Mamba, x, h0=None, cache=None):
@@ -276,30 +308,45 @@ def _ssm(self:Mamba, x, h0=None, cache=None):
     ct = _compute_dtype(x)
     dt, B, C = self.x_proj(x).split([self.dt_rank, self.d_state, self.d_state], dim=-1)  # (b,l,r), (b,l,n), (b,l,n)
     delta = F.softplus(F.linear(dt.to(ct), self.dt_proj.weight.to(ct), self.dt_proj.bias.to(ct)))  # (b, l, d_in)
-    delta, B, C = self.hook_delta(delta), self.hook_B(B), self.hook_C(C)
+    delta, B = self.hook_delta(delta), self.hook_B(B)
     A = -torch.exp(self.A_log.to(ct))                             # (d_in, n)
     xf = x.to(ct)                                                 # (b, l, d_in)
+    one = out_at(cache)                                           # (b,): only this position's output is needed, or None
+    rows = torch.arange(len(x), device=x.device)
+    xo = xf if one is None else at_out(cache, xf)                 # (b, l', d_in): l' = 1 with `one` (hooks now see it)
+    C = self.hook_C(C if one is None else at_out(cache, C))       # (b, l', n)
     if self.scan in ("auto", "selective"):
-        y, h, *kept = selective_scan(delta, A, B.to(ct), C.to(ct), xf, h0, keep)  # (b, l, d_in), (b, d_in, n)
+        if one is not None and not (torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (delta, B, C, xf, h0))):
+            y, h = selective_scan_at(delta, A, B.to(ct), C.to(ct), xf, h0, one), None  # (b, 1, d_in): no <s_t, C_t> elsewhere
+        else:
+            Cs = C if one is None else C.new_zeros(*xf.shape[:2], C.shape[-1]).index_put((rows, one), C[:, 0])  # (b, l, n): zero off `one`
+            y, h, *kept = selective_scan(delta, A, B.to(ct), Cs.to(ct), xf, h0, keep)  # (b, l, d_in), (b, d_in, n)
+            if one is not None: y = y[rows, one, None]            # (b, 1, d_in)
         if keep is not None: record_state(cache, self, kept[0])   # (n, m, d_in, n): states where windows start
     else:
         dA = torch.exp(einsum(delta, A, "b l d, d n -> b l d n")) # (b, l, d_in, n), in (0, 1)
         dBx = einsum(delta * xf, B.to(ct), "b l d, b l n -> b l d n")  # (b, l, d_in, n)
         hs = scan(dA, dBx, h0, self.scan)                         # (b, l, d_in, n)
-        y, h = einsum(hs, C.to(ct), "b l d n, b l n -> b l d"), hs[:, -1]  # (b, l, d_in), (b, d_in, n)
+        h = hs[:, -1]                                             # (b, d_in, n)
+        y = einsum(hs if one is None else hs[rows, one, None], C.to(ct), "b l d n, b l n -> b l d")  # (b, l', d_in)
         if keep is not None: record_state(cache, self, states_at(hs, keep))
-    y = y + xf * self.D.to(ct)                                    # (b, l, d_in)
+    y = y + xo * self.D.to(ct)                                    # (b, l', d_in)
     return y.to(x.dtype), h
 
 @patch
 def forward(self:Mamba, u, cache=None):
     "u (b, l, d) -> (b, l, d); with a `SuffixCache`, a window restarts from the recorded conv inputs and state."
     if cache is None and u.is_cuda and self._use_fused(u): return self._forward_fused(u)  # fused path: see below
-    x, z = self.in_proj(u).chunk(2, dim=-1)                       # (b, l, d_in) each
+    one, d_in = out_at(cache), self.d_inner                       # one: (b,) the only output position needed, or None
+    W, bias = self.in_proj.weight, self.in_proj.bias              # (2 d_in, d), (2 d_in,) or None
+    half = lambda t, i: F.linear(t, W[i * d_in:(i + 1) * d_in], None if bias is None else bias[i * d_in:(i + 1) * d_in])
+    if one is None: x, z = self.in_proj(u).chunk(2, dim=-1)       # (b, l, d_in) each
+    else: x = half(u, 0)                                          # (b, l, d_in); the gate's z only at `one`, below
     x = self.hook_conv_in(x)
     if self.d_conv > 0: x = self.conv(x, cache)                   # (b, l, d_in)
     x = self.hook_ssm_in(F.silu(self.hook_conv_out(x)))           # (b, l, d_in)
-    y, _ = self._ssm(x, cache=cache)                              # (b, l, d_in)
+    y, _ = self._ssm(x, cache=cache)                              # (b, l', d_in): l' = 1 with `one`
+    if one is not None: z = half(at_out(cache, u), 1)             # (b, 1, d_in)
     return self._gate_out(y, z)
 
 @patch
