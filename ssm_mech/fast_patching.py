@@ -179,6 +179,7 @@ class SuffixPlan:
             si, ex = torch.cat([a for a, _ in parts]), torch.cat([b for _, b in parts])
             start = P[si, ex]                                               # (R,)
             wl = read_at[ex] - start + 1                                    # window lengths
+            if self._sparse(g, local): wl = wl.clamp(max=2)                 # computed: p and r only (see `run`)
             order = torch.argsort(wl, descending=True, stable=True)         # similar lengths share a batch
             si, ex, start, wl = si[order], ex[order], start[order], wl[order]
             j = 0
@@ -186,6 +187,12 @@ class SuffixPlan:
                 k = min(max_rows, max(1, batch_tokens // int(wl[j])))
                 batches.append((g, local, si[j:j + k], ex[j:j + k], start[j:j + k])); j += k
         return batches
+
+    def _sparse(self, g:int, local:bool) -> bool:
+        "Whether runs of this group start at the last block with its input changed only at p, and its mixer reads other positions only through recorded keys and values (`sparse_window`): a window of positions p and r."
+        n_blocks = len(self.model.blocks)
+        first = g + 1 if local else max(g, 0)                              # the first block the window computes
+        return g < n_blocks and first == n_blocks - 1 and getattr(self.model.blocks[-1].mixer, "sparse_window", False)
 
     def expand(self, *tables):
         "Copy each site's results (rows of `tables`, each (sites, n, ...)) to the aliases that reuse them; in place."
@@ -202,9 +209,14 @@ class SuffixPlan:
         "Yield (site index (B,), example (B,), final hidden state at the read position (B, d)) of each batch's patched runs."
         model, sites, n_blocks, clean_vals = self.model, self.sites, len(self.model.blocks), self.vals
         for g, local, si, ex, start in batches:
-            read = self.read_at[ex]
+            read, off = self.read_at[ex], self.read_at[ex] - start          # (B,): r, and r's offset in the window
             if g == n_blocks: win = self.cache.window(ex, read, 1)        # after the last block: the read position only
-            else: win = self.cache.window(ex, start, int((read - start).max()) + 1, self.slot[si])
+            elif self._sparse(g, local):                                    # the last block's input changes only at p:
+                two = start < read                                          # positions p and r suffice ([r, r+1] where p = r;
+                win = self.cache.window(ex, start, 2, self.slot[si])        # r+1 is recorded, or past the end and dropped)
+                win.pos = win.at = torch.stack([torch.where(two, start, read), read + two.logical_not()], 1)  # (B, 2)
+                off = two.long()                                            # (B,): r's offset in [p, r] or [r, r+1]
+            else: win = self.cache.window(ex, start, int(off.max()) + 1, self.slot[si])
             hooks = {}
             for i in si.unique().tolist():                                  # each hook's rows, positions and values
                 rows = (si == i).nonzero()[:, 0]
@@ -225,7 +237,7 @@ class SuffixPlan:
                 if g < 0: x = model.hook_embed(x)
             try:
                 for b in range(first, n_blocks):
-                    x = model.blocks[b](x, win, last=(read - start) if b == n_blocks - 1 else None)
+                    x = model.blocks[b](x, win, last=off if b == n_blocks - 1 else None)
                 h = model.hook_final(model.ln_f(x))[:, 0]                   # (B, d)
             finally:
                 for hd in handles: hd.remove()

@@ -32,6 +32,7 @@ class MHA(nn.Module):
     readout_hooks = ("hook_q", "hook_pattern", "hook_y")  # their value at t reaches only the output at t
     reads_one = True  # with `out_at` (the last block of a patched run), queries and pattern rows at that position only
     same_run = {"hook_y": "out"}  # a patch at hook_y at t equals one at the mixer's output at t (a position-wise map onto it)
+    sparse_window = True  # other positions reach t only through `seq_full` keys/values and `causal_mask`: a window may skip unchanged ones
     def __init__(self, d_model:int, # model width d
                  n_heads:int=1, # number of heads H; must divide d_model
                  bias:bool=False): # bias of the qkv projection (the output projection always has one)
