@@ -199,3 +199,38 @@ def test_explorer_page_embeds_every_control_state():
     assert g["key|exact"]["hook_resid_pre"][0] != g["key|exact"]["hook_resid_pre"][1]
     assert len({str(snap["strip"]["key|exact"][h]["R"]) for h in hooks}) > 1
     assert len({str(snap["strip"]["key|exact"][hooks[-1]]["R"][e]) for e in E}) > 1
+
+
+# ------------------------------------------------------------------------------------ the paper, on every chapter
+
+PAPER = "https://arxiv.org/abs/2505.15105"
+CHAPTER_SECTIONS = ("The paper's experiments", "Exploring a trained run")
+
+
+def links_paper(body: str) -> bool:
+    "Whether a rendered page body links the paper (arXiv 2505.15105) in its text."
+    return re.search(r'<a [^>]*href="' + re.escape(PAPER) + r'/?"', body) is not None
+
+
+def test_every_chapter_links_the_paper():
+    "The index and every chapter (the experiment and explorer sections of the sidebar) link the paper in their text; the navbar links it on every page."
+    chapters = ["index.ipynb"] + [n for s, n in sidebar() if s in CHAPTER_SECTIONS]
+    assert len(chapters) >= 10
+    missing = [n for n in chapters if not links_paper(render_notebook(ROOT / "nbs" / n)["body"])]
+    assert not missing, f"chapters that do not link {PAPER}: {missing}"
+    import yaml
+    bar = yaml.safe_load((ROOT / "nbs" / "_quarto.yml").read_text())["website"]["navbar"]
+    assert any(it.get("href", "").rstrip("/") == PAPER for side in ("left", "right") for it in bar.get(side, [])), "navbar"
+
+
+def test_paper_link_check_on_synthetic_pages():
+    assert not links_paper(_render(new_markdown_cell("The paper (arXiv 2505.15105) is not linked here."))["body"])
+    assert not links_paper(_render(new_markdown_cell("[a later version](https://arxiv.org/abs/2505.151051)"))["body"])
+    assert links_paper(_render(new_markdown_cell(f"Reproduces [Arora et al. (2025)]({PAPER})."))["body"])
+
+
+def test_no_cell_directives_in_markdown_cells():
+    "A `#| …` line belongs to a code cell; in a markdown cell the site prints it as text."
+    bad = [f"{p.name} cell {i}" for p in NOTEBOOKS for i, c in enumerate(nbformat.read(p, as_version=4).cells)
+           if c.cell_type == "markdown" and re.match(r"\s*#\s*\|", c.source)]
+    assert not bad, bad
