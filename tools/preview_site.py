@@ -358,6 +358,8 @@ def render_notebook(nb_path: Path | str, nb: dict | None = None) -> dict:
         src = _text(c.get("source"))
         if c.get("cell_type") == "markdown":
             ctx.attachments = c.get("attachments", {})
+            if _re_dir.match(src.split("\n", 1)[0]):  # nbdev removes a markdown cell's leading `#|` lines too (and acts on none)
+                src = split_directives(src)[1]
             if i == next((j for j, x in enumerate(cells) if x.get("cell_type") == "markdown"), -1):
                 tc = _title_cell(src)
                 if tc: title, subtitle, src = tc
