@@ -270,6 +270,7 @@ def render_outputs(outputs: list, d: dict, ctx: Context) -> str:
             if "filter_stream" in d and d["filter_stream"]:
                 words = d["filter_stream"].split()
                 body = "".join(l for l in body.splitlines(True) if not any(w in l for w in words))
+                if not body.strip(): continue  # nothing left of the stream once filtered
             parts.append(f'<div class="cell-output cell-output-{kind}"><pre><code>{body}</code></pre></div>')
         elif kind == "plain":
             parts.append(f'<div class="cell-output cell-output-display"><pre><code>{body}</code></pre></div>')
