@@ -30,7 +30,31 @@ ROOT = Path(__file__).resolve().parents[1]
 VOCAB, BATCH, SEQ, D = 8196, 32, 37, 64
 
 
-def child(mixer:str, k:int, threads:int, rounds:int, allocator:str, compile_:bool) -> dict:
+def ceiling(step, clock, rounds:int) -> dict:
+    """What packing could gain at most: the matrix products of one solo step at this core's fp32 matmul rate.
+
+    Packing K models keeps every matrix product of each member (batched, the FLOPs are the same), so
+    a packed step can take no less than K x (FLOPs of a solo step) / (the best fp32 matmul rate here);
+    the per-model speed-up is bounded by (solo step time) / (FLOPs / best rate), whatever else packing
+    removes. Also reported: the CPU time the solo step spends inside matmul kernels (profiler)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from torch.profiler import profile, ProfilerActivity
+    with FlopCounterMode(display=False) as fc: step()
+    flop = fc.get_total_flops()
+    a, b = torch.randn(512, 512), torch.randn(512, 512)
+    for _ in range(5): a @ b
+    tm = []
+    for _ in range(rounds):
+        t0 = clock(); [a @ b for _ in range(20)]; tm.append((clock() - t0) / 20)
+    rate = 2 * 512 ** 3 / sorted(tm)[0]                                   # best of the rounds: the core's fp32 matmul rate
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(3): step()
+    mm = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")) / 3 / 1e3
+    return dict(gflop=flop / 1e9, mm_gflops=rate / 1e9, flop_floor_ms=flop / rate * 1e3, mm_kernel_ms=mm)
+
+
+def child(mixer:str, k:int, threads:int, rounds:int, allocator:str, compile_:bool, ceiling_:bool=False) -> dict:
     sys.path.insert(0, str(ROOT))
     if allocator == "keep":
         from ssm_mech.packed import keep_freed_memory
@@ -65,6 +89,12 @@ def child(mixer:str, k:int, threads:int, rounds:int, allocator:str, compile_:boo
     med = lambda v: sorted(v)[len(v) // 2]
     out = dict(solo_ms=med(ts) * 1e3 / k, packed_ms=med(tp) * 1e3, ratio=med(ts) / med(tp),
                ratio_paired=med([a / b for a, b in zip(ts, tp)]))
+    if ceiling_:
+        def one():
+            loss, _ = supervised_loss(solos[0], tok[0], lab[0])
+            sopts[0].zero_grad(set_to_none=True); loss.backward(); sopts[0].step()
+        out.update(ceiling(one, clock, rounds))
+        out["ceiling"] = out["solo_ms"] / out["flop_floor_ms"]
     if compile_:
         m, opt = solos[0], sopts[0]
         eager = lambda t, y: supervised_loss(m, t, y)[0]
@@ -86,9 +116,9 @@ def child(mixer:str, k:int, threads:int, rounds:int, allocator:str, compile_:boo
     return out
 
 
-def run_child(mixer, k, threads, rounds, allocator, compile_):
+def run_child(mixer, k, threads, rounds, allocator, compile_, ceiling_=False):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    args = json.dumps(dict(mixer=mixer, k=k, threads=threads, rounds=rounds, allocator=allocator, compile_=compile_))
+    args = json.dumps(dict(mixer=mixer, k=k, threads=threads, rounds=rounds, allocator=allocator, compile_=compile_, ceiling_=ceiling_))
     p = subprocess.run([sys.executable, __file__, "--child", args], env=env, capture_output=True, text=True, cwd=ROOT)
     if p.returncode: return dict(error=(p.stderr.strip().splitlines() or ["?"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -100,6 +130,7 @@ def main():
     ap.add_argument("--mixers", nargs="+", default=["attention", "mamba"]); ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=12); ap.add_argument("--allocator", nargs="+", default=["default", "keep"])
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--ceiling", action="store_true", help="also bound the pack's speed-up by the solo step's FLOPs at this core's fp32 matmul rate")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.packed.md"))
     args = ap.parse_args()
     if args.child:
@@ -111,13 +142,15 @@ def main():
     for threads in args.threads:
         for mixer in args.mixers:
             for alloc in args.allocator:
-                r = run_child(mixer, args.k, threads, args.rounds, alloc, args.compile)
+                r = run_child(mixer, args.k, threads, args.rounds, alloc, args.compile, args.ceiling)
                 rows.append((threads, mixer, alloc, r))
                 print(f"  threads={threads} {mixer:10s} allocator={alloc:7s} " + (r["error"] if "error" in r else
                       f"solo {r['solo_ms']:6.1f} ms/model-step, packed {r['packed_ms']:6.1f} ms/{args.k} models, "
                       f"ratio {r['ratio']:.2f} (paired {r['ratio_paired']:.2f})"
                       + (f", eager fwd+bwd {r['eager_fb_ms']:.1f} ms vs compiled {r['compiled_fb_ms']:.1f} ms" if "eager_fb_ms" in r else "")
-                      + (f", compile: {r['compile_error']}" if "compile_error" in r else "")), flush=True)
+                      + (f", compile: {r['compile_error']}" if "compile_error" in r else "")
+                      + (f"; ceiling: {r['gflop']:.3f} GFLOP/step at {r['mm_gflops']:.0f} GFLOP/s = {r['flop_floor_ms']:.1f} ms "
+                         f"-> at most {r['ceiling']:.2f}x; matmul kernels {r['mm_kernel_ms']:.1f} ms of the solo step" if "ceiling" in r else "")), flush=True)
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
     lines = [f"## Packed training (`benchmarks/packed.py`)\n",
@@ -126,12 +159,14 @@ def main():
              f"K = {args.k} models, d = {D}, batch {BATCH} each, {SEQ} tokens, vocabulary {VOCAB}, head at the answer only, fp32, AdamW. "
              f"Median of {args.rounds} alternating rounds (K solo steps, then one packed step); 1 thread: process CPU time, more: wall time.\n",
              "| threads | mixer | allocator | solo ms per model-step | packed ms per step of K | per-model speed-up (packed / solo) | median of per-round ratios |"
-             + (" eager fwd+bwd ms | compiled fwd+bwd ms |" if args.compile else ""),
-             "|---|---|---|---|---|---|---|" + ("---|---|" if args.compile else "")]
+             + (" eager fwd+bwd ms | compiled fwd+bwd ms |" if args.compile else "")
+             + (" GFLOP per solo step | best matmul GFLOP/s | FLOP floor ms | ceiling (solo / floor) | matmul kernels ms |" if args.ceiling else ""),
+             "|---|---|---|---|---|---|---|" + ("---|---|" if args.compile else "") + ("---|---|---|---|---|" if args.ceiling else "")]
     for threads, mixer, alloc, r in rows:
         if "error" in r: lines.append(f"| {threads} | {mixer} | {alloc} | {r['error']} | | | |" + (" | |" if args.compile else "")); continue
         cells = f"| {threads} | {mixer} | {alloc} | {r['solo_ms']:.1f} | {r['packed_ms']:.1f} | {r['ratio']:.2f}× | {r['ratio_paired']:.2f}× |"
         if args.compile: cells += (f" {r['eager_fb_ms']:.1f} | {r['compiled_fb_ms']:.1f} |" if "eager_fb_ms" in r else f" {r.get('compile_error', '')} | |")
+        if args.ceiling: cells += f" {r['gflop']:.3f} | {r['mm_gflops']:.0f} | {r['flop_floor_ms']:.1f} | {r['ceiling']:.2f}× | {r['mm_kernel_ms']:.1f} |"
         lines.append(cells)
     text = "\n".join(lines) + "\n"
     print(text); Path(args.out).write_text(text)
