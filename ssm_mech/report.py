@@ -380,6 +380,11 @@ class ReportCard:
 def _fmt(v, nd=2):
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{nd}f}"
 
+def _has_effect(m, min_effect:float=0.1) -> bool:
+    "Whether a dissection's association means anything: measured, and the corruption moves the answer (O - C > `min_effect`)."
+    v, e = m["assoc_value"], m["o_minus_c"]
+    return v is not None and not pd.isna(v) and e is not None and not pd.isna(e) and float(e) > min_effect
+
 def _with_ci(a:dict, ci:dict, p:str) -> str:
     lo, hi = ci.get(p, (float("nan"),) * 2)
     return f"{_fmt(a[p])}" + (f" [{_fmt(lo)}, {_fmt(hi)}]" if not math.isnan(lo) else "") if a else ""
@@ -520,7 +525,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
         z = zoo.get(t, pd.DataFrame())
         zb = z.loc[z.test_acc.astype(float).idxmax()] if len(z) else None
         ci = {p: m[f"ci_{p}"] for p in VERDICT_POSITIONS if isinstance(m[f"ci_{p}"], (tuple, list))}
-        a = {p: m[f"assoc_{p}"] for p in VERDICT_POSITIONS} if m["assoc_value"] is not None and not pd.isna(m["assoc_value"]) else {}
+        a = {p: m[f"assoc_{p}"] for p in VERDICT_POSITIONS} if _has_effect(m) else {}
         rows.append({"task": TASK_LABELS[t] + (" (query 0)" if t == "mqar" else ""), "lr": f"{r.lr:g}", "test acc": _fmt(r.test_acc),
                      "best zoo mixer": f"{zb['model.mixer']} {float(zb.test_acc):.2f}" if zb is not None else "none stored",
                      "mechanism": m.mechanism, "assoc value [95% CI]": _with_ci(a, ci, "value"),
@@ -529,7 +534,8 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
           ("p", "Association: the share of the answer's probability restored by patching the residual stream at the input of "
                 "the deciding layer at that position, under key corruption (1: the site carries what the corrupted key contributed). "
                 "Verdict rule (interventions chapter): accuracy ≥ 0.5 and O − C ≥ 0.1, then induction when the value holds it "
-                "(≥ 0.5 and 0.2 above key and query), direct retrieval when the query or key does. Intervals: 95% bootstrap over examples.")]
+                "(≥ 0.5 and 0.2 above key and query), direct retrieval when the query or key does. Intervals: 95% bootstrap over examples. "
+                "Association is left blank where the corruption barely matters (O − C ≤ 0.1): there the ratio divides by noise.")]
     B += [("h", 2, "Mixer contract"), ("table", contract_table(checks))]
     B += [("h", 2, "Parameters"), ("table", param_table(name, d, 2, mixer_kwargs))]
     B += [("h", 2, "Accuracy against the zoo")]
@@ -552,8 +558,8 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
     B += [("h", 2, "MQAR, query by query"),
           ("p", "Each query of the multi-query documents dissected on its own (its key corrupted, its position read)."),
           ("table", pd.DataFrame({"query": mq["query"].astype(int), "accuracy": mq.accuracy.map(_fmt), "mechanism": mq.mechanism,
-                                  "assoc value": mq.assoc_value.map(_fmt), "assoc key": mq.assoc_key.map(_fmt),
-                                  "assoc query": mq.assoc_query.map(_fmt), "O − C": mq.o_minus_c.map(_fmt)}))]
+                                  **{f"assoc {p}": [_fmt(r[f"assoc_{p}"]) if _has_effect(r) else "" for _, r in mq.iterrows()]
+                                     for p in VERDICT_POSITIONS}, "O − C": mq.o_minus_c.map(_fmt)}))]
     conv_rows = [{"task": TASK_LABELS[t], "hook": h, **{p: _fmt(v.get(p)) for p in CONV_POSITIONS},
                   "binding site": max(v, key=v.get) if v else ""}
                  for t in TASKS for h, v in (first.loc[t].conv or {}).items()]

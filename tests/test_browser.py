@@ -13,6 +13,11 @@ with `websocket-client`), saves a full-page screenshot (into `$SSM_MECH_SCREENSH
 * `large-stderr`: a stderr block over 4 KB (progress-bar residue, warnings);
 * `no-prose-first-screen`: no paragraph of prose (a `<p>` of ≥ 60 characters, outside the title block
   and cell outputs) in the top 800 px of the page.
+* `uncaptioned-figure`: a figure a cell draws (an image output) that is not numbered and captioned
+  ("Figure N: …", from `#| label: fig-…` and `#| fig-cap`); images inside an HTML output (a report
+  embedded as it is) are not checked;
+* `long-number`: a number printed with 6 or more decimals in a cell output (`0.9998316168785095`):
+  round it, or print it in scientific notation with a few significant digits.
 
 Today's failures of the real pages are listed in `tests/browser_known_issues.txt` (`page: check`, the
 page named by its notebook); a failure not listed fails the test, and so does a listed one that no
@@ -98,6 +103,19 @@ CHECKS_JS = r"""
   document.querySelectorAll('.cell-output-stderr').forEach((e, i) => {
     const n = e.textContent.length;
     if (n > W) out.push(['large-stderr', `stderr block ${i + 1}: ${(n / 1024).toFixed(1)} KB (max ${W / 1024} KB), ${Math.round(e.getBoundingClientRect().height)} px tall`]);
+  });
+  // an image output: a display output holding images only (not an HTML output that embeds some)
+  [...document.querySelectorAll('.cell-output-display')].filter(o => o.children.length &&
+      [...o.children].every(e => e.tagName === 'IMG')).map(o => o.children[0]).forEach((img, i) => {
+    const cap = img.closest('figure')?.querySelector('figcaption');
+    if (!cap || !/^Figure\s\d+:/.test(cap.textContent.trim()))
+      out.push(['uncaptioned-figure', `figure ${i + 1} has ${cap ? 'a caption but no number: "' + cut(cap.textContent, 40) + '"' : 'no caption'}`]);
+  });
+  document.querySelectorAll('.cell-output').forEach((o, i) => {
+    const c = o.cloneNode(true);
+    c.querySelectorAll('script, style').forEach(e => e.remove());
+    const m = (c.textContent || '').match(/(?<![\w.])-?\d+\.\d{6,}(?![\d.])/);
+    if (m) out.push(['long-number', `output ${i + 1}: ${m[0]}`]);
   });
   window.scrollTo(0, 0);
   const prose = [...document.querySelectorAll('article p, main p')].filter(p =>
@@ -246,7 +264,8 @@ def test_compare_reports_new_and_fixed():
 
 def test_known_issues_name_real_pages_and_checks():
     pages = {p.stem for p in preview_site.notebooks()}
-    checks = {"broken-image", "widget-repr", "truncated-table", "large-stderr", "no-prose-first-screen"}
+    checks = {"broken-image", "widget-repr", "truncated-table", "large-stderr", "no-prose-first-screen",
+              "uncaptioned-figure", "long-number"}
     for page, check in read_known():
         assert page in pages, f"{KNOWN.name}: no notebook {page}"
         assert check in checks, f"{KNOWN.name}: no check {check!r} (one of {sorted(checks)})"
@@ -278,9 +297,19 @@ SYNTHETIC = {
     "large-stderr": _page(PROSE + '<div class="cell-output-stderr"><pre>' + "100%|██████| 10/10 [00:01<00:00]\r" * 200 + "</pre></div>"),
     "no-prose-first-screen": _page('<pre style="height:900px">import torch</pre>' + PROSE),
     "no-prose-short-paragraphs": _page("<p>Short.</p><p>Also short.</p>"),
+    "uncaptioned-figure": _page(PROSE + f'<div class="cell-output cell-output-display"><img src="data:image/png;base64,{PNG}"></div>'),
+    "uncaptioned-figure-unnumbered": _page(PROSE + f'<figure class="figure"><div class="cell-output cell-output-display"><img src="data:image/png;base64,{PNG}"></div>'
+                                           '<figcaption>A caption without a number.</figcaption></figure>'),
+    "captioned-figure": _page(PROSE + f'<figure class="figure" id="fig-a"><div class="cell-output cell-output-display"><img src="data:image/png;base64,{PNG}"></div>'
+                              '<figcaption>Figure&nbsp;1: The accuracy per mixer.</figcaption></figure>'
+                              f'<div class="cell-output cell-output-display"><h1>An embedded report</h1><p>Its text.</p><img src="data:image/png;base64,{PNG}"></div>'),
+    "long-number": _page(PROSE + "<div class=\"cell-output cell-output-display\"><pre>{'acc': 1.0, 'prob': 0.9998316168785095}</pre></div>"),
+    "long-number-in-code": _page(PROSE + '<pre class="sourceCode python"><code>x = 0.9998316168785095</code></pre>'
+                                 "<div class=\"cell-output cell-output-display\"><pre>{'acc': 1.0, 'prob': 1.0e-15, 'lr': 0.00097, 'seed': 12345678}</pre></div>"),
 }
 EXPECTED = {"clean": set(), "widget-in-source-code": set(), "truncated-table-dots": {"truncated-table"}, "truncated-table-cell": {"truncated-table"},
-            "widget-repr-interactive": {"widget-repr"}, "no-prose-short-paragraphs": {"no-prose-first-screen"}}
+            "widget-repr-interactive": {"widget-repr"}, "no-prose-short-paragraphs": {"no-prose-first-screen"},
+            "uncaptioned-figure-unnumbered": {"uncaptioned-figure"}, "captioned-figure": set(), "long-number-in-code": set()}
 
 
 @pytest.fixture(scope="module")

@@ -199,3 +199,37 @@ def test_explorer_page_embeds_every_control_state():
     assert g["key|exact"]["hook_resid_pre"][0] != g["key|exact"]["hook_resid_pre"][1]
     assert len({str(snap["strip"]["key|exact"][h]["R"]) for h in hooks}) > 1
     assert len({str(snap["strip"]["key|exact"][hooks[-1]]["R"][e]) for e in E}) > 1
+
+
+# ------------------------------------------------------------------------------------ the paper, on every chapter
+
+PAPER = "https://arxiv.org/abs/2505.15105"
+CHAPTER_SECTIONS = ("The paper's experiments", "Exploring a trained run")
+
+
+def links_paper(body: str) -> bool:
+    "Whether a rendered page body links the paper (arXiv 2505.15105) in its text."
+    return re.search(r'<a [^>]*href="' + re.escape(PAPER) + r'/?"', body) is not None
+
+
+def test_every_chapter_links_the_paper():
+    "The index and every chapter (the experiment and explorer sections of the sidebar) link the paper in their text; the navbar links it on every page."
+    chapters = ["index.ipynb"] + [n for s, n in sidebar() if s in CHAPTER_SECTIONS]
+    assert len(chapters) >= 10
+    missing = [n for n in chapters if not links_paper(render_notebook(ROOT / "nbs" / n)["body"])]
+    assert not missing, f"chapters that do not link {PAPER}: {missing}"
+    import yaml
+    bar = yaml.safe_load((ROOT / "nbs" / "_quarto.yml").read_text())["website"]["navbar"]
+    assert any(it.get("href", "").rstrip("/") == PAPER for side in ("left", "right") for it in bar.get(side, [])), "navbar"
+
+
+def test_paper_link_check_on_synthetic_pages():
+    assert not links_paper(_render(new_markdown_cell("The paper (arXiv 2505.15105) is not linked here."))["body"])
+    assert not links_paper(_render(new_markdown_cell("[a later version](https://arxiv.org/abs/2505.151051)"))["body"])
+    assert links_paper(_render(new_markdown_cell(f"Reproduces [Arora et al. (2025)]({PAPER})."))["body"])
+
+
+def test_markdown_cell_directives_are_not_shown():
+    "nbdev removes a markdown cell's leading `#|` lines (`#| export` puts the cell in the module docstring): the site shows the text alone."
+    b = _render(new_markdown_cell("#| export\nEvery mixer on this page is a recurrence."))["body"]
+    assert "Every mixer on this page is a recurrence." in b and "#|" not in b and "export" not in b

@@ -63,6 +63,14 @@ def notebooks(nbs: Path = NBS) -> list[Path]:
     return [nbs / n for n in listed + rest]
 
 
+def navbar_links(nbs: Path = NBS) -> list[dict]:
+    "The text links of the site's navbar (`website.navbar.left/right` in `_quarto.yml`), shown on every page."
+    try: bar = yaml.safe_load((nbs / "_quarto.yml").read_text())["website"].get("navbar", {}) or {}
+    except (OSError, KeyError, TypeError): return []
+    return [it for side in ("left", "right") for it in bar.get(side, []) or []
+            if isinstance(it, dict) and it.get("href") and it.get("text")]
+
+
 def page_name(nb: Path | str) -> str:
     "The site's page for a notebook: nbdev/Quarto drop the numeric prefix (`01_tasks.ipynb` → `tasks.html`)."
     name = Path(nb).name
@@ -262,6 +270,7 @@ def render_outputs(outputs: list, d: dict, ctx: Context) -> str:
             if "filter_stream" in d and d["filter_stream"]:
                 words = d["filter_stream"].split()
                 body = "".join(l for l in body.splitlines(True) if not any(w in l for w in words))
+                if not body.strip(): continue  # nothing left of the stream once filtered
             parts.append(f'<div class="cell-output cell-output-{kind}"><pre><code>{body}</code></pre></div>')
         elif kind == "plain":
             parts.append(f'<div class="cell-output cell-output-display"><pre><code>{body}</code></pre></div>')
@@ -350,6 +359,8 @@ def render_notebook(nb_path: Path | str, nb: dict | None = None) -> dict:
         src = _text(c.get("source"))
         if c.get("cell_type") == "markdown":
             ctx.attachments = c.get("attachments", {})
+            if _re_dir.match(src.split("\n", 1)[0]):  # nbdev removes a markdown cell's leading `#|` lines too (and acts on none)
+                src = split_directives(src)[1]
             if i == next((j for j, x in enumerate(cells) if x.get("cell_type") == "markdown"), -1):
                 tc = _title_cell(src)
                 if tc: title, subtitle, src = tc
@@ -377,6 +388,7 @@ nav#sidebar .site{font-weight:700;font-size:1.1rem;margin-bottom:.8rem;display:b
 nav#sidebar .section{margin:.9rem 0 .2rem;font-weight:600;color:#6c757d}
 nav#sidebar a.page{display:block;padding:.15rem .4rem;color:#343a40;text-decoration:none;border-radius:4px}
 nav#sidebar a.page.active{background:#e7f1fc;color:#2780e3;font-weight:600}
+nav#sidebar a.navbar-link{display:block;margin:-.4rem 0 .6rem;font-size:.85rem;color:#2780e3}
 main{margin-left:260px;padding:1.5rem 2.5rem 4rem;max-width:1180px}
 main>article{max-width:900px}
 header#title-block-header h1{font-size:2.1rem;margin:.2rem 0 .4rem}
@@ -389,7 +401,8 @@ pre.sourceCode{border-left:3px solid #2780e3}
 .cell-output img,.cell-markdown img{max-width:100%;height:auto}
 .cell-output-display{overflow-x:auto}
 table{border-collapse:collapse;font-size:.88rem;margin:.6rem 0}
-th,td{border-bottom:1px solid #dee2e6;padding:.25rem .6rem;text-align:right;vertical-align:top}
+th,td{border-bottom:1px solid #dee2e6;padding:.25rem .6rem;text-align:left;vertical-align:top}
+table.dataframe td,table.dataframe th{text-align:right}
 th{border-bottom:2px solid #adb5bd}
 figure{margin:1rem 0}
 figcaption,.table-caption{font-size:.92rem;color:#495057;margin:.3rem 0 .8rem}
@@ -421,6 +434,8 @@ def page(nb_path: Path, rendered: dict, nav: str) -> str:
 def nav_html(active: Path, nbs: Path = NBS, titles: dict | None = None) -> str:
     titles = titles or {}
     out, last = ['<nav id="sidebar"><a class="site" href="index.html">ssm_mech</a>'], None
+    for item in navbar_links(nbs):  # the navbar's links of _quarto.yml, on every page as on the site
+        out.append(f'<a class="navbar-link" href="{html.escape(item["href"])}">{html.escape(item["text"])}</a>')
     for section, name in sidebar(nbs):
         if section != last and section:
             out.append(f'<div class="section">{html.escape(section)}</div>')
