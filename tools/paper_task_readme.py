@@ -108,7 +108,7 @@ the pilot table keeps the pilot's own values.
 """
 if rerun:
     text += ("\nTrained again from step 0 in a later session than their pilot (same seed, same data order), with the "
-             "package as it was then; dev loss and accuracy at step 5,000, pilot → full run:\n\n"
+             "package of that later session; dev loss and accuracy at step 5,000, pilot → full run:\n\n"
              "| mixer | lr | dev loss | dev acc |\n|---|---|---|---|\n")
     for rid, _, _ in rerun:
         p0, r = recorded[recorded.run_id == rid].iloc[0], runs[runs.run_id == rid].iloc[0]
