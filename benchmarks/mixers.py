@@ -13,6 +13,11 @@ Prints markdown tables and writes benchmarks/RESULTS.mixers.md (all parts) or be
   FFT of a 5-smooth size >= 2L-1) and the FFT of size 2L of `ssm_mech.core.fft_causal_conv`, at lengths around
   `TOEPLITZ_MAX_LEN` and batch x channels per filter around `TOEPLITZ_MIN_ROWS`, to back that rule;
   process CPU time (median of LONGCONV_REPEATS).
+* Selective scan (`--only selective`): Mamba's `SelectiveScan` with its PyTorch loops and with the compiled CPU
+  kernel (`ssm_mech.recurrent.cpu_scan_kernel`), alternating in one process (process CPU time, median of
+  SELECTIVE_ROUNDS paired rounds): the scan alone, forward + backward and forward without gradients, at the sizes of
+  a training step, a recording chunk and a patching window; and a whole training step of a 2-layer d = 64 Mamba at
+  the paper's AR shape (vocabulary 8,196, 37 tokens, batch 32, loss at the answer, AdamW).
 * Scans: the scan alone (a = exp(ΔA), b = ΔBx of Mamba's shape), sequential vs chunked, to back the
   rule of `ssm_mech.recurrent.pick_scan`; DeltaNet recurrent vs chunkwise, to back its `mode="auto"`.
 Timing: one untimed warm-up when a run takes < 2 s, then the best of REPEATS runs (one run when slow).
@@ -105,6 +110,75 @@ def cpu_median(f, n:int) -> float:
     return sorted(ts)[n // 2]
 
 
+SELECTIVE_ROUNDS = 15
+
+
+def paired(fns:dict, rounds:int) -> dict:
+    "Median process CPU seconds of each fn, their calls alternating round by round (both see the same load)."
+    for f in fns.values(): f(); f()
+    ts = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.process_time(); f(); ts[k].append(time.process_time() - t0)
+    return {k: sorted(v)[len(v) // 2] for k, v in ts.items()}
+
+
+def with_kernel(on:bool, f):
+    "f run with the compiled CPU scan switched on or off."
+    def g():
+        R.cpu_scan_kernel(on)
+        try: return f()
+        finally: R.cpu_scan_kernel(True)
+    return g
+
+
+def bench_selective(quick:bool=False):
+    "The selective scan with its PyTorch loops and with the compiled kernel: scan alone, and a whole Mamba training step."
+    assert R.cpu_scan_kernel(), "the compiled CPU scan is unavailable: " + str(R._cpu_scan["why"])
+    rows, rounds = [], 3 if quick else SELECTIVE_ROUNDS
+    sizes = [(2, 5, "tiny")] if quick else [(32, 37, "training step"), (64, 37, "recording chunk"), (186, 22, "patching window")]
+    for b, l, what in sizes:
+        torch.manual_seed(0)
+        d, n = 128, 16
+        ins = [torch.nn.functional.softplus(torch.randn(b, l, d)), -torch.rand(d, n) * 8, torch.randn(b, l, n),
+               torch.randn(b, l, n), torch.randn(b, l, d)]
+        gy = torch.randn(b, l, d)
+        def fb():
+            xs = [t.clone().requires_grad_() for t in ins]
+            y, _ = R.selective_scan(*xs); y.backward(gy)
+        def fwd():
+            with torch.no_grad(): R.selective_scan(*ins)
+        t = paired({"loops fb": with_kernel(False, fb), "kernel fb": with_kernel(True, fb),
+                    "loops f": with_kernel(False, fwd), "kernel f": with_kernel(True, fwd)}, rounds)
+        rows.append(dict(case=f"scan alone, {what} (B={b}, L={l}, d_in={d}, N={n})", **t)); print("  selective", rows[-1], flush=True)
+    from ssm_mech.model import LanguageModel, ModelConfig
+    torch.manual_seed(0)
+    V, L, B = (50, 9, 4) if quick else (8196, 37, 32)
+    model = LanguageModel(ModelConfig("mamba", d_model=64, vocab_size=V))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    tok, ans = torch.randint(0, V, (B, L)), torch.randint(0, V, (B,))
+    def step():
+        h = model.hidden(tok)[:, -1]
+        loss = torch.nn.functional.cross_entropy(model.logits(h), ans)
+        opt.zero_grad(); loss.backward(); opt.step()
+    t = paired({"loops fb": with_kernel(False, step), "kernel fb": with_kernel(True, step)}, rounds)
+    rows.append(dict(case=f"a Mamba training step (2 layers, d = 64, vocabulary {V}, L={L}, batch {B}, AdamW)", **t))
+    print("  selective", rows[-1], flush=True)
+    return rows
+
+
+def selective_table(rows, threads, rounds=SELECTIVE_ROUNDS) -> list:
+    out = [f"### Selective scan: PyTorch loops and the compiled kernel ({threads} thread(s), process CPU time, median of "
+           f"{rounds} paired rounds, fp32)", "",
+           "| case | fwd + bwd: loops | kernel | speed-up | fwd, no grad: loops | kernel | speed-up |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        f = (f"{r['loops f'] * 1e3:.2f} ms | {r['kernel f'] * 1e3:.2f} ms | {r['loops f'] / r['kernel f']:.2f}×"
+             if "loops f" in r else "— | — | —")
+        out.append(f"| {r['case']} | {r['loops fb'] * 1e3:.2f} ms | {r['kernel fb'] * 1e3:.2f} ms | "
+                   f"{r['loops fb'] / r['kernel fb']:.2f}× | {f} |")
+    return out
+
+
 LONGCONV_CASES = [(32, 64, 64), (8, 64, 64), (32, 192, 192), (32, 128, 32), (4, 128, 32)]  # (b, c, g)
 
 
@@ -159,8 +233,14 @@ def bench_deltanet(batch, widths, lengths):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
-    ap.add_argument("--only", nargs="+", choices=["longconv"], help="run only these parts")
+    ap.add_argument("--only", nargs="+", choices=["longconv", "selective"], help="run only these parts")
     args = ap.parse_args()
+    if args.only and "selective" in args.only:                 # one part, its own results file
+        threads = torch.get_num_threads()
+        text = "\n".join(selective_table(bench_selective(args.quick), threads, 3 if args.quick else SELECTIVE_ROUNDS)) + "\n"
+        print(f"torch {torch.__version__}, {platform.machine()}, load {os.getloadavg()[0]:.1f}\n\n" + text)
+        if not args.quick: (Path(__file__).parent / "RESULTS.selective.md").write_text(text)
+        return
     if args.only:                                              # one part, its own results file
         threads = torch.get_num_threads()
         rows = bench_longconv((37, 48), [(2, 8, 8)]) if args.quick else bench_longconv()

@@ -32,7 +32,9 @@ Docs: https://ssm-mech.github.io/ssm_mech/recurrent.html.md"""
 
 # %% ../nbs/03_recurrent.ipynb #2f9b5645
 from __future__ import annotations
-import functools, math
+import ctypes, functools, hashlib, math, os, platform, subprocess, tempfile, warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -45,9 +47,9 @@ from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_state, rec
 
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
-           'pick_scan', 'scan', 'hooks_active', 'Mamba', 'SelectiveScan', 'selective_scan', 'selective_scan_at',
-           'mamba_kernels', 'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum', 'ssd_chunked',
-           'Mamba2', 'GLAScan', 'GLA']
+           'pick_scan', 'scan', 'hooks_active', 'Mamba', 'cpu_scan_kernel', 'SelectiveScan', 'selective_scan',
+           'selective_scan_at', 'mamba_kernels', 'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum',
+           'ssd_chunked', 'Mamba2', 'GLAScan', 'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
 def sequential_scan(a, # (b, l, ...) decays, broadcastable to `b`
@@ -174,6 +176,194 @@ class Mamba(nn.Module):
         for name in ("conv_in", "conv_out", "ssm_in", "delta", "B", "C", "ssm_out", "gate", "y"):
             setattr(self, f"hook_{name}", HookPoint())
 
+# %% ../nbs/03_recurrent.ipynb #b6e08853
+_SCAN_C = r"""
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef SSM_MVEC                                   /* glibc's vectorised exp (libmvec) inside the simd loops */
+float expf(float) __attribute__((simd("notinbranch")));
+double exp(double) __attribute__((simd("notinbranch")));
+#endif
+/* Rows b0..b1-1 of s_t = exp(dt_t A) s_{t-1} + dt_t B_t x_t, y_t = <s_t, C_t>. Row-major layouts:
+   delta, x, y, gdelta, gx: (b, l, d); B, C, gB, gC: (b, l, n); At: (n, d), or (b, n, d) when a_rows;
+   states with d innermost: s0, s_last, g_last, gs0, gAt (b, n, d), hs (b, l, n, d), hat (b, m, n, d);
+   at (b, m): times whose states go to hat (-1: the zero state). Optional pointers may be NULL. */
+#define SCAN(T, EXP, SFX)                                                                                       \
+void ssm_scan_fwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n, const T* delta, const T* At,    \
+                        int a_rows, const T* B, const T* C, const T* x, const T* s0, T* y, T* s_last, T* hs,     \
+                        int64_t m, const int64_t* at, T* hat) {                                                   \
+  T* u = malloc(sizeof(T) * d);                                                                                   \
+  for (int64_t r = b0; r < b1; r++) {                                                                             \
+    T* s = s_last + r * n * d; const T* Ar = a_rows ? At + r * n * d : At;                                        \
+    if (s0) memcpy(s, s0 + r * n * d, sizeof(T) * n * d); else memset(s, 0, sizeof(T) * n * d);                  \
+    for (int64_t j = 0; j < m; j++) if (at[r * m + j] < 0) memset(hat + (r * m + j) * n * d, 0, sizeof(T) * n * d); \
+    for (int64_t t = 0; t < l; t++) {                                                                             \
+      int64_t o = (r * l + t) * d;                                                                                \
+      const T *dt = delta + o, *xt = x + o, *Bt = B + (r * l + t) * n, *Ct = C + (r * l + t) * n;                \
+      _Pragma("omp simd")                                                                                         \
+      for (int64_t i = 0; i < d; i++) u[i] = dt[i] * xt[i];                                                       \
+      if (y) memset(y + o, 0, sizeof(T) * d);                                                                     \
+      for (int64_t k = 0; k < n; k++) {                                                                           \
+        T* sk = s + k * d; const T* Ak = Ar + k * d; T bk = Bt[k], ck = Ct[k];                                    \
+        _Pragma("omp simd")                                                                                       \
+        for (int64_t i = 0; i < d; i++) sk[i] = EXP(dt[i] * Ak[i]) * sk[i] + u[i] * bk;                           \
+        if (y) {                                                                                                  \
+          T* yt = y + o;                                                                                          \
+          _Pragma("omp simd")                                                                                     \
+          for (int64_t i = 0; i < d; i++) yt[i] += ck * sk[i];                                                    \
+        }                                                                                                         \
+      }                                                                                                           \
+      if (hs) memcpy(hs + (r * l + t) * n * d, s, sizeof(T) * n * d);                                             \
+      for (int64_t j = 0; j < m; j++) if (at[r * m + j] == t) memcpy(hat + (r * m + j) * n * d, s, sizeof(T) * n * d); \
+    }                                                                                                             \
+  }                                                                                                               \
+  free(u);                                                                                                        \
+}                                                                                                                 \
+void ssm_scan_bwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n, const T* delta, const T* At,    \
+                        int a_rows, const T* B, const T* C, const T* x, const T* s0, const T* hs, const T* gy,   \
+                        const T* g_last, T* gdelta, T* gAt, T* gB, T* gC, T* gx, T* gs0) {                        \
+  T* g = malloc(sizeof(T) * (n * d + 4 * d));      /* g: dL/ds_{t}, carried backwards as exp(dt A) * dL/ds_t */  \
+  T *u = g + n * d, *gu = u + d, *gz = gu + d, *gk = gz + d;                                                       \
+  for (int64_t r = b0; r < b1; r++) {                                                                             \
+    const T* Ar = a_rows ? At + r * n * d : At; T* gAr = gAt ? gAt + r * n * d : NULL;                            \
+    if (g_last) memcpy(g, g_last + r * n * d, sizeof(T) * n * d); else memset(g, 0, sizeof(T) * n * d);          \
+    if (gAr) memset(gAr, 0, sizeof(T) * n * d);                                                                   \
+    for (int64_t t = l - 1; t >= 0; t--) {                                                                        \
+      int64_t o = (r * l + t) * d;                                                                                \
+      const T *dt = delta + o, *xt = x + o, *gyt = gy + o, *Bt = B + (r * l + t) * n, *Ct = C + (r * l + t) * n; \
+      const T* st = hs + (r * l + t) * n * d;                                                                     \
+      const T* sp = t > 0 ? hs + (r * l + t - 1) * n * d : (s0 ? s0 + r * n * d : NULL);                         \
+      _Pragma("omp simd")                                                                                         \
+      for (int64_t i = 0; i < d; i++) { u[i] = dt[i] * xt[i]; gu[i] = 0; gz[i] = 0; }                             \
+      for (int64_t k = 0; k < n; k++) {                                                                           \
+        T *gkk = g + k * d, bk = Bt[k], ck = Ct[k], sc = 0, sb = 0; const T *Ak = Ar + k * d, *sk = st + k * d; \
+        _Pragma("omp simd reduction(+:sc,sb)")                                                                    \
+        for (int64_t i = 0; i < d; i++) {                                                                         \
+          T q = gyt[i] * ck + gkk[i];                                                                             \
+          sc += sk[i] * gyt[i]; sb += q * u[i]; gu[i] += q * bk; gk[i] = q;                                       \
+        }                                                                                                         \
+        gC[(r * l + t) * n + k] = sc; gB[(r * l + t) * n + k] = sb;                                               \
+        if (!sp) {                                /* s_{-1} = 0: the decay has no gradient */                    \
+          _Pragma("omp simd")                                                                                     \
+          for (int64_t i = 0; i < d; i++) gkk[i] = EXP(dt[i] * Ak[i]) * gk[i];                                    \
+        } else if (gAr) {                                                                                         \
+          const T* pk = sp + k * d; T* gAk = gAr + k * d;                                                         \
+          _Pragma("omp simd")                                                                                     \
+          for (int64_t i = 0; i < d; i++) {                                                                       \
+            T a = EXP(dt[i] * Ak[i]), z = gk[i] * pk[i] * a;                                                      \
+            gz[i] += z * Ak[i]; gAk[i] += z * dt[i]; gkk[i] = a * gk[i];                                          \
+          }                                                                                                       \
+        } else {                                                                                                  \
+          const T* pk = sp + k * d;                                                                               \
+          _Pragma("omp simd")                                                                                     \
+          for (int64_t i = 0; i < d; i++) {                                                                       \
+            T a = EXP(dt[i] * Ak[i]), z = gk[i] * pk[i] * a;                                                      \
+            gz[i] += z * Ak[i]; gkk[i] = a * gk[i];                                                               \
+          }                                                                                                       \
+        }                                                                                                         \
+      }                                                                                                           \
+      _Pragma("omp simd")                                                                                         \
+      for (int64_t i = 0; i < d; i++) { gdelta[o + i] = gz[i] + gu[i] * xt[i]; gx[o + i] = gu[i] * dt[i]; }      \
+    }                                                                                                             \
+    if (gs0) memcpy(gs0 + r * n * d, g, sizeof(T) * n * d);                                                       \
+  }                                                                                                               \
+  free(g);                                                                                                        \
+}
+SCAN(float, expf, f32)
+SCAN(double, exp, f64)
+"""
+_SCAN_FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp-simd", "-shared", "-fPIC")
+_cpu_scan = {"on": os.environ.get("SSM_MECH_CPU_SCAN", "1") != "0", "lib": None, "why": None}
+
+def _build_scan_lib():
+    "Compile `_SCAN_C` with the machine's C compiler (once: cached per source, flags and CPU) and load it."
+    cc = os.environ.get("CC", "cc")
+    try: cpu = next((l for l in open("/proc/cpuinfo") if l.startswith(("flags", "Features"))), "")
+    except OSError: cpu = ""
+    key = hashlib.sha256("\0".join([_SCAN_C, *_SCAN_FLAGS, cc, platform.machine(), cpu]).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("SSM_MECH_CACHE", Path.home() / ".cache" / "ssm_mech"))
+    try: cache.mkdir(parents=True, exist_ok=True); ok = os.access(cache, os.W_OK)
+    except OSError: ok = False
+    if not ok: cache = Path(tempfile.gettempdir()) / f"ssm_mech-{os.getuid() if hasattr(os, 'getuid') else 0}"; cache.mkdir(exist_ok=True)
+    so = cache / f"selective_scan-{key}.so"
+    if not so.exists():
+        with tempfile.TemporaryDirectory(dir=cache) as tmp:
+            src, out = Path(tmp) / "scan.c", Path(tmp) / "scan.so"
+            src.write_text(_SCAN_C)
+            for mvec in (True, False):                            # libmvec's vector exp if the compiler takes it
+                r = subprocess.run([cc, *_SCAN_FLAGS, *(["-DSSM_MVEC"] if mvec else []), str(src), "-o", str(out),
+                                    *(["-lmvec"] if mvec else []), "-lm"], capture_output=True, text=True)
+                if r.returncode == 0: break
+            else: raise RuntimeError(f"`{cc}` could not build it: {r.stderr.strip()[-400:]}")
+            os.replace(out, so)                                   # atomic: another process sees all of it or nothing
+    lib = ctypes.CDLL(str(so))
+    P, I = ctypes.c_void_p, ctypes.c_int64
+    for s in ("f32", "f64"):
+        getattr(lib, f"ssm_scan_fwd_{s}").argtypes = [I] * 5 + [P, P, ctypes.c_int] + [P] * 7 + [I, P, P]
+        getattr(lib, f"ssm_scan_bwd_{s}").argtypes = [I] * 5 + [P, P, ctypes.c_int] + [P] * 13
+    return lib
+
+def cpu_scan_kernel(on:bool|None=None) -> bool:
+    "Whether `SelectiveScan` runs on CPUs with its compiled kernel (built on first use); `on` switches it on or off."
+    if on is not None: _cpu_scan["on"] = bool(on)
+    if _cpu_scan["on"] and _cpu_scan["lib"] is None and _cpu_scan["why"] is None:
+        try: _cpu_scan["lib"] = _build_scan_lib()
+        except Exception as e:                                    # no compiler, or a platform it does not know
+            _cpu_scan["why"] = f"{type(e).__name__}: {e}"
+            warnings.warn(f"the compiled CPU scan is unavailable ({_cpu_scan['why']}); Mamba uses the PyTorch scan")
+    return _cpu_scan["on"] and _cpu_scan["lib"] is not None
+
+def _c_scan_ok(*ts) -> bool:
+    "Whether these tensors can go to the compiled kernel: one float dtype, on the CPU, not wrapped by a torch.func transform."
+    ts = [t for t in ts if t is not None]
+    return (ts[0].dtype in (torch.float32, torch.float64) and all(t.device.type == "cpu" and t.dtype == ts[0].dtype
+            and not torch._C._functorch.is_functorch_wrapped_tensor(t) for t in ts) and cpu_scan_kernel())
+
+@functools.cache
+def _threads(k:int): return ThreadPoolExecutor(k, thread_name_prefix="ssm_scan")
+
+def _over_rows(fn, b:int):
+    "fn(b0, b1) over row ranges, split across torch's threads (the kernel releases the GIL)."
+    k = min(torch.get_num_threads(), b // 8)
+    if k <= 1: return fn(0, b) if b else None
+    cuts = [b * i // k for i in range(k + 1)]
+    list(_threads(k).map(lambda i: fn(cuts[i], cuts[i + 1]), range(k)))
+
+def _ptr(t): return None if t is None else t.data_ptr()
+
+def _c_scan_fwd(delta, A, B, C, x, h0=None, keep:bool=False, at=None, want_y:bool=True):
+    "The kernel's forward: y (b, l, d_in) (None unless want_y), last state (b, n, d_in), what the backward needs, states at `at` (b, m, n, d_in) or None."
+    (b, l, d), n = delta.shape, A.shape[-1]
+    delta, B, C, x = (t.contiguous() for t in (delta, B, C, x))
+    At = A.transpose(-1, -2).contiguous()                         # (n, d_in), or (b, n, d_in)
+    s0 = None if h0 is None else h0.transpose(1, 2).to(delta.dtype).contiguous()  # (b, n, d_in)
+    y = delta.new_empty(b, l, d) if want_y else None
+    s_last, hs = delta.new_empty(b, n, d), (delta.new_empty(b, l, n, d) if keep else None)
+    m = 0 if at is None else at.shape[1]
+    at = None if at is None else at.to(torch.int64).contiguous()  # (b, m)
+    hat = None if at is None else delta.new_empty(b, m, n, d)
+    f = _cpu_scan["lib"].ssm_scan_fwd_f32 if delta.dtype == torch.float32 else _cpu_scan["lib"].ssm_scan_fwd_f64
+    _over_rows(lambda b0, b1: f(b0, b1, l, d, n, _ptr(delta), _ptr(At), int(At.dim() == 3), _ptr(B), _ptr(C), _ptr(x),
+                                _ptr(s0), _ptr(y), _ptr(s_last), _ptr(hs), m, _ptr(at), _ptr(hat)), b)
+    return y, s_last, ("c", delta, At, B, C, x, s0, hs), hat
+
+def _c_scan_bwd(saved, gy, g_last, need_A:bool):
+    "The kernel's backward: gradients for delta, A (None unless need_A), B, C, x and the initial state (None without one)."
+    _, delta, At, B, C, x, s0, hs = saved[:8]
+    (b, l, d), n = delta.shape, At.shape[-2]
+    gy = gy.to(delta.dtype).contiguous()
+    gl = None if g_last is None else g_last.transpose(1, 2).to(delta.dtype).contiguous()  # (b, n, d_in)
+    gd, gx, gB, gC = (torch.empty_like(t) for t in (delta, x, B, C))
+    gAt, gs0 = (delta.new_empty(b, n, d) if need_A else None), (None if s0 is None else torch.empty_like(s0))
+    f = _cpu_scan["lib"].ssm_scan_bwd_f32 if delta.dtype == torch.float32 else _cpu_scan["lib"].ssm_scan_bwd_f64
+    _over_rows(lambda b0, b1: f(b0, b1, l, d, n, _ptr(delta), _ptr(At), int(At.dim() == 3), _ptr(B), _ptr(C), _ptr(x),
+                                _ptr(s0), _ptr(hs), _ptr(gy), _ptr(gl), _ptr(gd), _ptr(gAt), _ptr(gB), _ptr(gC), _ptr(gx), _ptr(gs0)), b)
+    gA = None if gAt is None else (gAt.sum(0).t() if At.dim() == 2 else gAt.transpose(1, 2))  # (d_in, n), or per row
+    return gd, gA, gB, gC, gx, None if gs0 is None else gs0.transpose(1, 2)
+
+
 # %% ../nbs/03_recurrent.ipynb #9d3e318b
 MAMBA_SCANS = ("auto", "selective", "sequential", "chunked", "naive")  # Mamba's `scan` options
 _LOG2E = 1.4426950408889634  # e^z = 2^(z log2 e)
@@ -182,6 +372,9 @@ class SelectiveScan(torch.autograd.Function):
     "Mamba's scan $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$, $y_t = \\langle s_t, C_t\\rangle$, with a hand-written backward."
     @staticmethod
     def forward(delta, A, B, C, x, h0, keep:bool):                # keep: store the states for backward
+        if _c_scan_ok(delta, A, B, C, x, h0):                      # the compiled kernel (above)
+            y, s, saved, _ = _c_scan_fwd(delta, A, B, C, x, h0, keep)
+            return y, s.transpose(1, 2).contiguous(), (saved if keep else None)
         b, l, d = delta.shape
         dl, xt = (t.transpose(0, 1).contiguous() for t in (delta, x))  # (l, b, d_in): time-major
         Bt, Ct = (t.transpose(0, 1).contiguous() for t in (B, C))  # (l, b, n)
@@ -227,6 +420,7 @@ class SelectiveScan(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, gy, gh_last, _):
+        if isinstance(ctx.saved[0], str): return (*_c_scan_bwd(ctx.saved, gy, gh_last, ctx.needs_input_grad[1]), None)
         dl, At, Bt, Ct, xt, u, hs, h0 = ctx.saved
         l, b, n, d = hs.shape
         gyt = gy.transpose(0, 1).contiguous()                     # (l, b, d_in)
@@ -265,9 +459,13 @@ def selective_scan(delta, # (b, l, d_in) step sizes Δ > 0
                    states_at=None): # (b, m) times whose states are also returned (-1: zeros), for suffix windows
     "$y_t=\\langle s_t, C_t\\rangle$ (b, l, d_in) and the last state (b, d_in, n) of $s_t = e^{\\Delta_t A} s_{t-1} + \\Delta_t B_t x_t$ (and the states (b, m, d_in, n) at `states_at`)."
     keep = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (delta, A, B, C, x, h0))
+    if states_at is not None and not keep and _c_scan_ok(delta, A, B, C, x, h0):  # the kernel copies out just those states
+        y, s, _, hat = _c_scan_fwd(delta, A, B, C, x, h0, at=states_at)
+        return y, s.transpose(1, 2), hat.transpose(-1, -2)
     y, h, saved = SelectiveScan.apply(delta, A, B, C, x, h0, keep or states_at is not None)
     if states_at is None: return y, h
-    hs = saved[6]                                                 # (l, b, n, d_in): every state, as kept for backward
+    if isinstance(saved[0], str): hs = saved[7].movedim(1, 0)      # the kernel's (b, l, n, d_in) states, time first
+    else: hs = saved[6]                                           # (l, b, n, d_in): every state, as kept for backward
     hs = torch.cat([torch.zeros_like(hs[:1]), hs]).movedim(0, 1)  # (b, 1+l, n, d_in): time -1 is the zero state
     return y, h, hs[torch.arange(len(hs), device=hs.device)[:, None], states_at + 1].transpose(-1, -2)  # (b, m, d_in, n)
 
@@ -281,6 +479,10 @@ def selective_scan_at(delta, # (b, l, d_in) step sizes
                       at): # (b,) the one step per row whose output is needed
     "`selective_scan`'s $y$ at one step per row (b, 1, d_in), without gradients: the same state updates, $\\langle s_t, C_t\\rangle$ only where it is read."
     b, l, d = delta.shape
+    if b and _c_scan_ok(delta, A, B, C, x, h0):                   # the kernel: states up to each row's step, none kept
+        e = int(at.max()) + 1                                     # steps after the last read one change nothing read
+        _, _, _, read = _c_scan_fwd(delta[:, :e], A, B[:, :e], B[:, :e], x[:, :e], h0, at=at[:, None], want_y=False)  # no y: C unread
+        return torch.bmm(C.to(read.dtype), read[:, 0])            # (b, 1, d_in): <s_at, C_at>
     dl, xt, Bt = (t.transpose(0, 1).contiguous() for t in (delta, x, B))  # (l, b, d_in), (l, b, d_in), (l, b, n)
     A2 = A.transpose(-1, -2).contiguous() * _LOG2E                # (n, d_in), or (b, n, d_in)
     n = A2.shape[-2]
