@@ -97,9 +97,10 @@ documents: the verdict and the associations (key corruption, input of the last l
 is the first evaluation (every 1,000 steps) at which the dev accuracy reaches 0.5: where the run leaves
 the plateau. "minutes" is the wall time the run's status records over all its sessions, one math thread,
 with a second run and other work sharing the machine's two cores: a measure of what this machine did,
-not of the code's speed. A run is trained from step 0 within one session (checkpoints do not outlive a
-session's machine), so a full run whose pilot ran in an earlier session trains its first 5,000 steps again;
-the pilot table keeps the pilot's own values.
+not of the code's speed. A run continues from its last checkpoint (every 1,000 steps) when the machine that
+holds it is still there in the next session, as the DeltaNet lr 1e-3 run did from step 18,000; where the
+checkpoints were lost with a machine, the run is trained again from step 0, so a full run whose pilot ran
+on an earlier machine trains its first 5,000 steps again; the pilot table keeps the pilot's own values.
 
 | mixer | lr | steps | minutes | test acc | dev acc ≥ 0.5 from step | verdict | O − C | assoc. value | key | query |
 |---|---|---|---|---|---|---|---|---|---|---|
