@@ -322,14 +322,14 @@ def _c_scan_ok(*ts) -> bool:
             and not torch._C._functorch.is_functorch_wrapped_tensor(t) for t in ts) and cpu_scan_kernel())
 
 @functools.cache
-def _threads(k:int): return ThreadPoolExecutor(k, thread_name_prefix="ssm_scan")
+def _threads(k:int, pid:int): return ThreadPoolExecutor(k, thread_name_prefix="ssm_scan")  # per process: a forked child gets its own
 
 def _over_rows(fn, b:int):
     "fn(b0, b1) over row ranges, split across torch's threads (the kernel releases the GIL)."
     k = min(torch.get_num_threads(), b // 8)
     if k <= 1: return fn(0, b) if b else None
     cuts = [b * i // k for i in range(k + 1)]
-    list(_threads(k).map(lambda i: fn(cuts[i], cuts[i + 1]), range(k)))
+    list(_threads(k, os.getpid()).map(lambda i: fn(cuts[i], cuts[i + 1]), range(k)))
 
 def _ptr(t): return None if t is None else t.data_ptr()
 
