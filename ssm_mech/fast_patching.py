@@ -98,7 +98,9 @@ def record_run(model:LanguageModel, tokens,
         c = SuffixCache(L, None if keep is None else keep[j:j + chunk])
         r, rows = [], torch.arange(len(tokens[j:j + chunk]), device=tokens.device)
         def grab(h, m, o, rows=rows, j=j):                                  # all of a hook's sites in one gather
-            got[h].append(o.movedim(m.seq_dim, 1)[rows[:, None], at[h][j:j + chunk]].detach())  # (chunk, k, ...)
+            o = o.detach().movedim(m.seq_dim, 1)                            # (chunk, L, ...)
+            flat = (rows[:, None] * o.shape[1] + at[h][j:j + chunk]).reshape(-1)  # (chunk k,): row r at its sites' positions
+            got[h].append(o.flatten(0, 1).index_select(0, flat).view(len(rows), -1, *o.shape[2:]))  # (chunk, k, ...)
         handles = [blk.register_forward_pre_hook(lambda m, a, r=r: r.append(a[0].detach())) for blk in model.blocks]
         handles.append(model.blocks[-1].register_forward_hook(lambda m, a, o, r=r: r.append(o.detach())))
         handles += _grab(model, by_hook, grab)
@@ -331,7 +333,9 @@ def gradient_screen(model:LanguageModel,
             match = at[None] == pk[..., None]                               # (k, B, W')
             has = match.any(-1) & (pk >= fst)                               # (k, B)
             idx = match.int().argmax(-1)                                    # (k, B)
-            e = ((clean[h][:, ex] - a[b_, idx]) * g[b_, idx]).flatten(2).sum(-1)  # (k, B)
+            flat = (b_ * a.shape[1] + idx).reshape(-1)                     # (k B,): row b at position idx[k, b], flattened
+            take = lambda t: t.flatten(0, 1).index_select(0, flat).view(*idx.shape, *t.shape[2:])  # (k, B, ...)
+            e = ((clean[h].index_select(1, ex) - take(a)) * take(g)).flatten(2).sum(-1)  # (k, B)
             est[c[None], torch.tensor(by_hook[h], device=dev)[:, None], ex[None]] = torch.where(has, e, 0.).to(est)
     return O, [(C[i], est[i]) for i in range(m)]
 
