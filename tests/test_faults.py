@@ -115,8 +115,11 @@ def test_killed_session_time_is_kept(tmp_path):
 
 def test_ctrl_c_on_the_cli(tmp_path):
     cfg = tmp_path / "slow.yaml"; cfg.write_text(tiny_config(max_steps=100000, checkpoint_every=1000).to_yaml())
+    # as at a terminal: the CLI starts with SIGINT at its default, even where this test process was started with
+    # SIGINT ignored (a launcher in the background), which a child would otherwise inherit, and Ctrl-C would be lost
     p = subprocess.Popen(CLI + ["train", str(cfg), "--run-dir", "run", "--no-progress"], cwd=tmp_path, env=cli_env(),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for _ in range(600):
         if (tmp_path / "run" / "metrics.csv").exists(): break
         time.sleep(0.1)
