@@ -481,7 +481,8 @@ def selective_scan_at(delta, # (b, l, d_in) step sizes
     b, l, d = delta.shape
     if b and _c_scan_ok(delta, A, B, C, x, h0):                   # the kernel: states up to each row's step, none kept
         e = int(at.max()) + 1                                     # steps after the last read one change nothing read
-        _, _, _, read = _c_scan_fwd(delta[:, :e], A, B[:, :e], B[:, :e], x[:, :e], h0, at=at[:, None], want_y=False)  # no y: C unread
+        Be = B[:, :e].contiguous()                                # (b, e, n), passed again for C: without y, C is unread
+        _, _, _, read = _c_scan_fwd(delta[:, :e], A, Be, Be, x[:, :e], h0, at=at[:, None], want_y=False)
         return torch.bmm(C.to(read.dtype), read[:, 0])            # (b, 1, d_in): <s_at, C_at>
     dl, xt, Bt = (t.transpose(0, 1).contiguous() for t in (delta, x, B))  # (l, b, d_in), (l, b, d_in), (l, b, n)
     A2 = A.transpose(-1, -2).contiguous() * _LOG2E                # (n, d_in), or (b, n, d_in)
