@@ -283,6 +283,8 @@ def gradient_screen(model:LanguageModel,
     dev, rows = tokens.device, torch.arange(n, device=tokens.device)
     by_hook = {}                                                            # hook -> the sites on it
     for i, s in enumerate(sites): by_hook.setdefault(s.hook, []).append(i)
+    ix_of = {h: torch.tensor(ix, device=dev) for h, ix in by_hook.items()}  # hook -> its sites' indices (k,)
+    named = {h: tuple(str(sites[i].position) for i in ix) for h, ix in by_hook.items()}  # hooks with the same positions share step 4's lookup
     P = torch.stack(site_idx) if sites else torch.zeros(0, n, dtype=torch.long, device=dev)  # (sites, n)
     # step 1: where each counterfactual first differs from the clean tokens (nothing before it changes)
     first = [torch.where((cf != tokens).any(1), (cf != tokens).int().argmax(1), L) for cf in cfs]  # each (n,)
@@ -324,19 +326,21 @@ def gradient_screen(model:LanguageModel,
             for hd in handles: hd.remove()
         C[c, ex] = p.detach()
         # step 4: (clean - cf) . gradient at each site's position; zero before the first change and where it cannot reach
-        b_ = torch.arange(len(r), device=dev)[None]
+        b_, found = torch.arange(len(r), device=dev)[None], {}              # found: (positions, window positions, W') -> (has, flat)
         for h, g in zip(names, grads):
             if g is None: continue
             o, at, seq = acts[h]
             a, g = o.detach().movedim(seq, 1), g.movedim(seq, 1)            # (B, W', ...)
-            pk = P[by_hook[h]][:, ex]                                       # (k, B): the sites' positions
-            match = at[None] == pk[..., None]                               # (k, B, W')
-            has = match.any(-1) & (pk >= fst)                               # (k, B)
-            idx = match.int().argmax(-1)                                    # (k, B)
-            flat = (b_ * a.shape[1] + idx).reshape(-1)                     # (k B,): row b at position idx[k, b], flattened
-            take = lambda t: t.flatten(0, 1).index_select(0, flat).view(*idx.shape, *t.shape[2:])  # (k, B, ...)
+            key = (named[h], id(at), a.shape[1])                            # `at` stays alive in `acts`: its id is unique here
+            if key not in found:
+                pk = P[ix_of[h]][:, ex]                                     # (k, B): the sites' positions
+                match = at[None] == pk[..., None]                           # (k, B, W')
+                idx = match.int().argmax(-1)                                # (k, B)
+                found[key] = (match.any(-1) & (pk >= fst), (b_ * a.shape[1] + idx).reshape(-1))  # (k, B); (k B,): row b at idx[k, b]
+            has, flat = found[key]
+            take = lambda t: t.flatten(0, 1).index_select(0, flat).view(*has.shape, *t.shape[2:])  # (k, B, ...)
             e = ((clean[h].index_select(1, ex) - take(a)) * take(g)).flatten(2).sum(-1)  # (k, B)
-            est[c[None], torch.tensor(by_hook[h], device=dev)[:, None], ex[None]] = torch.where(has, e, 0.).to(est)
+            est[c[None], ix_of[h][:, None], ex[None]] = torch.where(has, e, 0.).to(est)
     return O, [(C[i], est[i]) for i in range(m)]
 
 # %% ../nbs/06a_fast_patching.ipynb #5a620c30

@@ -247,7 +247,7 @@ def patch_sweep(model:LanguageModel,
                                  O_logit=Olm, C_logit=Clm, R_logit=Rlm[i], kl=KLm[i], best_share=share[i], n=n))
         if k:
             np_ = lambda t: t.cpu().numpy()
-            ex_rows.append(pd.DataFrame(dict(corruption=cname, site=np.repeat([str(s) for s in sites], n),
+            ex_rows.append(pd.DataFrame(dict(corruption=cname, site=np.repeat(np.array([str(s) for s in sites], dtype=object), n),
                                              example=np.tile(np.arange(n), k),
                                              O=np.tile(np_(O), k), C=np.tile(np_(C), k), R=np_(R).ravel(),
                                              O_logit=np.tile(np_(O_logit), k), C_logit=np.tile(np_(C_logit), k),
@@ -329,7 +329,7 @@ def _summarise(cname, sites, O, C, R, n) -> tuple:
                  O_logit=np.nan, C_logit=np.nan, R_logit=np.nan, kl=np.nan, best_share=np.nan, n=n)
             for i, s in enumerate(sites)]
     k = len(sites)
-    ex = pd.DataFrame(dict(corruption=cname, site=np.repeat([str(s) for s in sites], n), example=np.tile(np.arange(n), k),
+    ex = pd.DataFrame(dict(corruption=cname, site=np.repeat(np.array([str(s) for s in sites], dtype=object), n), example=np.tile(np.arange(n), k),
                            O=np.tile(O.cpu().numpy(), k), C=np.tile(C.cpu().numpy(), k), R=R.cpu().numpy().ravel(),
                            O_logit=np.nan, C_logit=np.nan, R_logit=np.nan, kl=np.nan, best=False))
     return rows, [ex]
