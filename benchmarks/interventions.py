@@ -41,6 +41,19 @@ def timed(fn):
     return out, time.perf_counter() - w, time.process_time() - c
 
 
+def matmul_gflops(reps=20):
+    """Calibration: GFLOP/s of one (37,888 x 64) @ (64 x 256) float32 product (a d = 64 MLP layer over 1,024 documents
+    of 37 tokens) at the current thread count, the best of three rounds. It tells apart runs made when this shared
+    machine was faster or slower (RESULTS.md, interventions run 8)."""
+    a, w = torch.randn(37888, 64), torch.randn(256, 64)
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(reps): torch.nn.functional.linear(a, w)
+        best = min(best, (time.perf_counter() - t) / reps)
+    return 37888 * 64 * 256 * 2 / best / 1e9
+
+
 def naive_seconds(model, tokens, positions, sites, classes, batch=64):
     "Seconds for the naive loop over `sites` (one full forward per site per batch of examples)."
     t0 = time.perf_counter()
@@ -91,7 +104,7 @@ def main():
     ds = build_datasets(task)["dev"]
     classes = token_classes(task)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, n={args.n}")
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, n={args.n}, matmul {matmul_gflops():.1f} GFLOP/s")
     print(f"{'model':<10} {'sites':>6} {'full s (cpu)':>14} {'suffix s (cpu)':>15} {'speed-up wall/cpu':>18} "
           f"{'attribution s (cpu)':>20} {'max |Δ assoc|':>14} {'max |ΔR|':>9} {'naive s':>8}")
     for mixer in args.models.split(","):
