@@ -62,6 +62,16 @@ class Site:
     def __str__(self): return f"{self.hook}@{self.position}"
 
 # %% ../nbs/06_interventions.ipynb #2d565416
+def _replacement_scores(tokens, cand, orig, g, where):
+    "Random scores (n, |cand|) of the candidates, -1 where not allowed: the reference rule, a dense (n, vocab) table."
+    present = torch.zeros(len(tokens), int(max(cand.max(), tokens.max())) + 1, dtype=torch.bool)
+    present.scatter_(1, tokens.long(), True)                                 # (n, vocab)
+    differs = cand[None, :] != orig[:, None]                                 # (n, |cand|)
+    ok = ~present[:, cand]                                                   # (n, |cand|) absent from the document
+    ok = torch.where(ok.any(1, keepdim=True), ok, differs)                  # else: any other token of the class
+    if not ok.any(1).all(): raise ValueError(f"no replacement token for position {where!r} in some examples")
+    return torch.rand(ok.shape, generator=g).masked_fill(~ok, -1.0)         # random among allowed
+
 def corrupt_tokens(tokens:torch.Tensor, # (n, l) clean token ids
                    positions:dict,      # named positions, each (n,)
                    where:str,           # position to corrupt, e.g. 'key' or 'value'
@@ -69,19 +79,20 @@ def corrupt_tokens(tokens:torch.Tensor, # (n, l) clean token ids
                    seed:int=0) -> torch.Tensor:
     "Counterfactual tokens: the token at `where` replaced by a random same-class token absent from the document."
     g = torch.Generator().manual_seed(seed)
-    idx = resolve_positions(where, positions, tokens.shape[1])
+    (n, l), idx = tokens.shape, resolve_positions(where, positions, tokens.shape[1])
     cand = candidates.long()
-    present = torch.zeros(len(tokens), int(max(cand.max(), tokens.max())) + 1, dtype=torch.bool)
-    present.scatter_(1, tokens.long(), True)                                 # (n, vocab)
-    orig = tokens[torch.arange(len(tokens)), idx]                            # (n,)
-    differs = cand[None, :] != orig[:, None]                                 # (n, |cand|)
-    ok = ~present[:, cand]                                                   # (n, |cand|) absent from the document
-    ok = torch.where(ok.any(1, keepdim=True), ok, differs)                  # else: any other token of the class
-    if not ok.any(1).all(): raise ValueError(f"no replacement token for position {where!r} in some examples")
-    scores = torch.rand(ok.shape, generator=g).masked_fill(~ok, -1.0)       # random among allowed
+    orig = tokens[torch.arange(n), idx]                                      # (n,)
+    if len(cand) > l and len(cand.unique()) == len(cand):                    # more candidates than tokens: one is always absent,
+        lut = torch.full((int(max(cand.max(), tokens.max())) + 1,), -1, dtype=torch.long)
+        lut[cand] = torch.arange(len(cand))                                  # token id -> its index among the candidates
+        ci = lut[tokens.long()]                                              # (n, l), -1: not a candidate
+        r, j = (ci >= 0).nonzero(as_tuple=True)
+        scores = torch.rand(n, len(cand), generator=g)                       # the same draws as the reference rule
+        scores[r, ci[r, j]] = -1.0                                           # so only the document's own tokens are masked
+    else: scores = _replacement_scores(tokens, cand, orig, g, where)
     new = cand[scores.argmax(1)]                                             # (n,)
     out = tokens.clone()
-    out[torch.arange(len(out)), idx] = new
+    out[torch.arange(n), idx] = new
     return out
 
 # %% ../nbs/06_interventions.ipynb #46cabd3e
