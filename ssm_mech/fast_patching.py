@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from .core import SuffixCache, hook_points
 from .mixers import MLP
@@ -18,7 +19,7 @@ from .model import LanguageModel
 
 # %% auto #0
 __all__ = ['POST_MIXER', 'MLP_CHAIN', 'run_aliases', 'off_read_aliases', 'record_run', 'window_patched', 'SuffixPlan',
-           'answer_scores', 'frozen', 'gradient_screen', 'Progress']
+           'answer_scores', 'answer_prob_grad', 'frozen', 'gradient_screen', 'Progress']
 
 # %% ../nbs/06a_fast_patching.ipynb #2b1f1a0a
 POST_MIXER = ("hook_mixer_out", "hook_resid_mid", "hook_mlp_in", "mlp.", "hook_mlp_out", "hook_resid_post")
@@ -261,6 +262,16 @@ def _embed_window(model:LanguageModel, tokens, win:SuffixCache):
     x = model.embed(tokens.gather(1, pos))                                  # (B, W, d)
     return x if model.pos_embed is None else x + model.pos_embed(pos)
 
+def answer_prob_grad(model:LanguageModel, h, answer):
+    "p (B,), the answer's probability under the tied head, and dp/dh (B, d) = p (W[answer] - softmax(h Wᵀ) W), in at least fp32."
+    dt = torch.promote_types(h.dtype, torch.float32)
+    W = model.embed.weight.to(dt)                                           # (vocab, d)
+    z = F.linear(h.to(dt), W)                                               # (B, vocab) logits
+    z = (z - z.max(1, keepdim=True).values).exp_()                          # (B, vocab) unnormalised softmax, in place
+    S = z.sum(1)                                                            # (B,)
+    p = z.gather(1, answer[:, None])[:, 0] / S                              # (B,)
+    return p, p[:, None] * (W[answer] - (z @ W) / S[:, None])               # (B,), (B, d)
+
 @contextmanager
 def frozen(model:nn.Module):
     "Parameters without gradients during the block (gradients for activations only)."
@@ -297,6 +308,7 @@ def gradient_screen(model:LanguageModel,
         lg = model.logits(h)                                                # (B, vocab)
         return lg.to(torch.promote_types(lg.dtype, torch.float32)).log_softmax(-1).gather(1, a[:, None])[:, 0].exp()
     with torch.no_grad(): O = p_answer(hid[rows, read_at], answer)
+    tied = type(model).logits is LanguageModel.logits                      # logits = h Wᵀ with the embedding W
     m = len(cfs)
     C, est = O.new_empty(m, n), O.new_zeros(m, len(sites), n)
     # every (counterfactual, example) is a row; rows of similar window lengths share a batch
@@ -319,9 +331,14 @@ def gradient_screen(model:LanguageModel,
                 x = model.hook_embed(_embed_window(model, cf_all[r], win).requires_grad_())  # (B, W, d): gradients start here
                 for b, blk in enumerate(model.blocks):
                     x = blk(x, win, last=(read - st) if b == len(model.blocks) - 1 else None)
-                p = p_answer(model.hook_final(model.ln_f(x))[:, 0], answer[ex])  # (B,)
+                hf = model.hook_final(model.ln_f(x))[:, 0]                  # (B, d)
                 names = [h for h in acts if acts[h][0].requires_grad]
-                grads = torch.autograd.grad(p.sum(), [acts[h][0] for h in names], allow_unused=True) if names else []
+                if tied:                                                    # the head's gradient by hand: no (B, vocab) autograd graph
+                    p, gh = answer_prob_grad(model, hf.detach(), answer[ex])
+                    grads = torch.autograd.grad(hf, [acts[h][0] for h in names], gh.to(hf.dtype), allow_unused=True) if names else []
+                else:
+                    p = p_answer(hf, answer[ex])                            # (B,)
+                    grads = torch.autograd.grad(p.sum(), [acts[h][0] for h in names], allow_unused=True) if names else []
         finally:
             for hd in handles: hd.remove()
         C[c, ex] = p.detach()
