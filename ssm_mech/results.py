@@ -16,7 +16,7 @@ from .runs import ConfigError, Run
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev',
-           'mechanism_filter']
+           'mechanism_filter', 'first_step_at', 'widest_interval']
 
 # %% ../nbs/07b_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -107,3 +107,20 @@ def mechanism_filter(df, min_effect:float=0.1, column:str|None=None):
     if not cands or cands[0] not in df.columns:
         raise ValueError(f"no mechanism results (column {column or 'mech.*o_minus_c'}) in this table: run the sweep with dissect=True")
     return df[df[cands[0]].astype(float) > min_effect]
+
+# %% ../nbs/07b_results.ipynb #7b0f5a02
+def first_step_at(df,                      # `collect` output (tidy: one row per run x step x split x metric)
+                  threshold:float=0.5, split:str="dev", metric:str="acc") -> pd.Series:
+    "Per run_id, the first logged step at which `split` `metric` reaches `threshold` (runs that never do are absent)."
+    need_columns(df, ["run_id", "step", "split", "metric", "value"])
+    d = df[(df["split"] == split) & (df["metric"] == metric) & (df["value"] >= threshold)]
+    return d.groupby("run_id")["step"].min().astype(int)
+
+def widest_interval(runs,                  # one row per run with `mech.interval.<position>` columns ("[lo, hi]")
+                    positions=("value", "key", "query")) -> pd.Series:
+    "Per row, the width of the widest 95% bootstrap interval among the associations at `positions` (NaN where none)."
+    def width(r):
+        iv = [json.loads(r[c]) if isinstance(r[c], str) else r[c] for c in (f"mech.interval.{p}" for p in positions)
+              if c in r.index and isinstance(r[c], (str, list, tuple))]
+        return max((hi - lo for lo, hi in iv), default=float("nan"))
+    return runs.apply(width, axis=1) if len(runs) else pd.Series(dtype=float)
