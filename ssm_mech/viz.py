@@ -26,7 +26,7 @@ from .results import best_over_lr, final_metrics, need_columns
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'CORRUPTIONS', 'METHODS', 'mixer_colors', 'mixer_marker',
            'model_table', 'md_table', 'plot_accuracy_vs_width', 'plot_association_scatter', 'plot_position_boxes',
            'point_of', 'restoration_grid', 'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size',
-           'Explorer', 'strip_html']
+           'plot_curves', 'Explorer', 'strip_html']
 
 # %% ../nbs/08_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
@@ -306,6 +306,31 @@ def plot_conv_size(df,                                      # `collect` output o
     axes[0].set_ylim(-0.03, 1.03); axes[0].set_ylabel(y.replace("_", " "))
     if pcols: axes[1].set_ylabel("association"); axes[1].axhline(0, color="0.7", lw=0.6)
     return axes[0].figure
+
+# %% ../nbs/08_viz.ipynb #8c0e7a02
+def plot_curves(df,                        # `collect` output
+                runs:dict|None=None,       # {run_id: label}: the runs to draw, in this order; default every run
+                split:str="dev", metric:str="acc",
+                chance:float|None=None,    # a dotted reference line, e.g. 1/16 for one of AR's 16 values at random
+                ax=None):
+    "`split` `metric` against the step, one line per run; dashed while a run has not finished. Returns the axes."
+    need_columns(df, ["run_id", "step", "split", "metric", "value", "status"])
+    d = df[(df["split"] == split) & (df["metric"] == metric)]
+    if runs is None:
+        first = d.drop_duplicates("run_id")
+        runs = {r.run_id: " ".join(str(v) for v in (r.get("model.mixer"), f"lr {r['train.lr']:g}" if "train.lr" in r else None) if v)
+                for _, r in first.iterrows()}
+    missing = [r for r in runs if r not in set(d["run_id"])]
+    if missing: raise ValueError(f"no {split} {metric!r} values for run(s) {missing}")
+    if ax is None: _, ax = plt.subplots(figsize=(7, 3.2))
+    for rid, label in runs.items():
+        g = d[d["run_id"] == rid].sort_values("step")
+        running = (g["status"] != "finished").any()
+        ax.plot(g["step"], g["value"], ls="--" if running else "-", label=label + (" (running)" if running else ""))
+    if chance is not None: ax.axhline(chance, ls=":", color="grey", lw=1)
+    ax.set(xlabel="step", ylabel=f"{split} {'accuracy' if metric == 'acc' else metric}")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return ax
 
 # %% ../nbs/08_viz.ipynb #cc54f36b
 CORRUPTIONS = ("key", "value")
