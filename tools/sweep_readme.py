@@ -35,7 +35,7 @@ def readme(dest:Path) -> str:
             dev = df[(df.run_id == p.id) & (df.split == "dev") & (df.metric == "acc")]
             left = dev[dev.value >= 0.5].step.min()
             resolved = mech["mechanism"] != "unresolved"
-            a, iv = mech.get("association", {}), mech.get("interval", {})
+            a, iv = mech.get("association") or {}, mech.get("interval") or {}
             width = max((hi - lo for k, (lo, hi) in iv.items() if k in ("value", "key", "query")), default=None)
             rows.append(f"| `{p.id}` | {p.label} | {int(dev.step.max()):,} | {round(st['seconds'] / 60) if 'seconds' in st else '–'} | "
                         f"{mech['accuracy']:.3f} | {dev.value.max():.3f} | {'not left' if pd.isna(left) else f'{int(left):,}'} | "
