@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ssm_mech.results import first_step_at
+
 dest = Path(sys.argv[1] if len(sys.argv) > 1 else "results/ar32_d64")
 PILOT, FULL = 5000, 50016
 df = pd.read_csv(dest / "results.csv", low_memory=False)
@@ -58,8 +60,7 @@ for m, g in pilot.groupby("mixer", sort=True):
         lines.append(f"| {m} | {p.lr:g} | {p.loss:.3f} | {p.acc:.3f} | {rank} |")
 
 full = runs[(runs.status == "finished") & (runs.step == FULL)].sort_values(["mixer", "lr"])
-dev = df[(df.split == "dev") & (df.metric == "acc")]
-left = dev[dev.value >= 0.5].groupby("run_id").step.min()
+left = first_step_at(df)                                                   # where each run leaves the plateau
 rows = []
 for _, r in full.iterrows():
     mech = json.loads((dest / "mechanism" / f"{r.run_id}.json").read_text())

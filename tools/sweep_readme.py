@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ssm_mech.results import first_step_at
 from ssm_mech.sweep import load_sweep, plan_sweep
 
 
@@ -26,6 +27,7 @@ def readme(dest:Path) -> str:
     for f in sorted((dest / "status").glob("*.json")) if (dest / "status").exists() else []:
         status[f.stem] = json.loads(f.read_text())
     rows, waiting = [], []
+    left_at = first_step_at(df) if df is not None else pd.Series(dtype=int)   # where each run leaves the plateau
     for p in plan:
         mech_file = dest / "mechanism" / f"{p.id}.json"
         st = status.get(p.id, {})
@@ -33,12 +35,12 @@ def readme(dest:Path) -> str:
         if done and mech_file.exists():
             mech = json.loads(mech_file.read_text())
             dev = df[(df.run_id == p.id) & (df.split == "dev") & (df.metric == "acc")]
-            left = dev[dev.value >= 0.5].step.min()
+            left = left_at.get(p.id)
             resolved = mech["mechanism"] != "unresolved"
             a, iv = mech.get("association") or {}, mech.get("interval") or {}
             width = max((hi - lo for k, (lo, hi) in iv.items() if k in ("value", "key", "query")), default=None)
             rows.append(f"| `{p.id}` | {p.label} | {int(dev.step.max()):,} | {round(st['seconds'] / 60) if 'seconds' in st else '–'} | "
-                        f"{mech['accuracy']:.3f} | {dev.value.max():.3f} | {'not left' if pd.isna(left) else f'{int(left):,}'} | "
+                        f"{mech['accuracy']:.3f} | {dev.value.max():.3f} | {'not left' if left is None else f'{int(left):,}'} | "
                         f"{mech['mechanism']} | {mech['o_minus_c']:.2f} | "
                         + " | ".join(cell(a.get(k)) if resolved else "" for k in ("value", "key", "query"))
                         + f" | {cell(width, '{:.3f}') if resolved else ''} |")
