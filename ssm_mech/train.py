@@ -23,9 +23,9 @@ from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, 
                            read_status, write_status, prepare_run_dir, clear_run_dir, _say)
 
 # %% auto #0
-__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'supervised_loss', 'evaluate', 'save_checkpoint', 'checkpoints', 'latest_checkpoint',
-           'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order', 'train', 'progress_bar',
-           'cpu_scale', 'experiment_preset']
+__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'crop_to_labels', 'supervised_loss', 'evaluate', 'save_checkpoint', 'checkpoints',
+           'latest_checkpoint', 'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order',
+           'train', 'progress_bar', 'cpu_scale', 'experiment_preset']
 
 # %% ../nbs/05_train.ipynb #19fc9dda
 def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="cosine") -> float:
@@ -37,8 +37,15 @@ def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="
     return peak * (0.5 * (1 + math.cos(math.pi * frac)) if schedule == "cosine" else 1 - frac)
 
 # %% ../nbs/05_train.ipynb #bee5399c
-def supervised_loss(model:LanguageModel, tokens, labels, supervised_head:bool=True):
-    "Cross-entropy at labelled positions, and the logits there (n, vocab)."
+def crop_to_labels(tokens, labels):
+    "tokens and labels (..., l) without the columns after the last labelled one (the same tensors when none follow)."
+    cols = (labels != -100).flatten(0, -2).any(0).nonzero()     # labelled columns
+    w = int(cols[-1]) + 1 if len(cols) else labels.shape[-1]
+    return (tokens, labels) if w == labels.shape[-1] else (tokens[..., :w], labels[..., :w])
+
+def supervised_loss(model:LanguageModel, tokens, labels, supervised_head:bool=True, crop:bool=True):
+    "Cross-entropy at labelled positions, and the logits there (n, vocab); `crop`: skip the columns after the last label."
+    if crop: tokens, labels = crop_to_labels(tokens, labels)
     mask = labels != -100                                        # (b, l)
     if supervised_head:
         logits = model.logits(model.hidden(tokens)[mask])        # (n, vocab)
