@@ -16,13 +16,18 @@ internals) x the six named positions x key and value corruption.
   then both corruptions' runs, each from its first changed token, in one forward and one backward per batch).
 * naive (optional, --naive-sites k): one full forward per site per batch of 64 examples with full-vocabulary
   logits at every position, as a hook-based evaluator does, timed on k random sites and extrapolated.
+* breakdown (optional, --breakdown): one more screen under the PyTorch profiler, for the time inside the model's
+  own kernels: matrix products (with their achieved GFLOP/s) and the selective scan's compiled forward and backward.
+  Set against the unprofiled screen, it is the part of the screen's time that bookkeeping cannot remove (the
+  profiler slows the rest, elementwise work, gathers, autograd and Python, several-fold, so only the kernels' time
+  is read from it).
 * logger (optional, --logger): training the CPU AR preset with `MechanismLogger` every 1,000 steps; the share of
   training time spent in the logger.
 
 Times are wall-clock seconds and process CPU seconds (with one thread, CPU time is what the sweep itself used,
 less affected by other jobs on a shared machine). Both tables (full and suffix) are compared.
 
-Run: python benchmarks/interventions.py [--threads 1] [--n 1024] [--naive-sites 0] [--logger] [--skip-full]
+Run: python benchmarks/interventions.py [--threads 1] [--n 1024] [--naive-sites 0] [--logger] [--skip-full] [--breakdown]
 """
 import argparse, os, platform, random, time
 
@@ -71,6 +76,32 @@ def naive_seconds(model, tokens, positions, sites, classes, batch=64):
     return time.perf_counter() - t0
 
 
+MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+def screen_breakdown(fn):
+    """Profile one call of fn (a screen): (wall s, matmul s, matmul GFLOP/s, scan s). A kernel's wall time is the
+    profiler's self time on the calling thread (the intra-op threads work inside it); the compiled scan's calls are
+    labelled by wrapping its two entry points for the duration."""
+    from torch.profiler import profile, record_function
+    from ssm_mech import recurrent
+    orig = recurrent._c_scan_fwd, recurrent._c_scan_bwd
+    def label(f):
+        def g(*a, **k):
+            with record_function("selective scan kernel"): return f(*a, **k)
+        return g
+    recurrent._c_scan_fwd, recurrent._c_scan_bwd = map(label, orig)
+    try:
+        w = time.perf_counter()
+        with profile(with_flops=True) as prof: fn()
+        wall = time.perf_counter() - w
+    finally: recurrent._c_scan_fwd, recurrent._c_scan_bwd = orig
+    ev = prof.key_averages()
+    mm = sum(e.self_cpu_time_total for e in ev if e.key in MATMULS) / 1e6
+    flops = sum(e.flops or 0 for e in ev if e.key in MATMULS)
+    scan = sum(e.self_cpu_time_total for e in ev if e.key == "selective scan kernel") / 1e6
+    return wall, mm, flops / mm / 1e9 if mm else float("nan"), scan
+
+
 def logger_share(steps=2000, every=1000):
     "Train the CPU AR preset for `steps` steps logging the mechanism every `every`: (logger s, training s, calls)."
     import tempfile
@@ -96,6 +127,7 @@ def main():
     ap.add_argument("--naive-sites", type=int, default=0, help="sites timed for the naive loop (then extrapolated); 0: skip")
     ap.add_argument("--skip-full", action="store_true", help="skip the full-recomputation baseline")
     ap.add_argument("--logger", action="store_true", help="also measure the mechanism logger's share of training time")
+    ap.add_argument("--breakdown", action="store_true", help="also profile one screen: the model's kernels against the rest")
     ap.add_argument("--models", default="attention,mamba")
     args = ap.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
@@ -127,6 +159,11 @@ def main():
             naive = naive_seconds(model, ds.tokens, ds.positions, sample, classes) * len(sites) / len(sample)
         print(f"{mixer:<10} {2 * len(sites):>6} {sw:>7.1f} ({sc:>5.1f}) {fw:>7.1f} ({fc:>5.1f}) "
               f"{sw / fw:>8.1f}x/{sc / fc:>5.1f}x {aw:>11.2f} ({ac:>5.2f}) {d_assoc:>14.1e} {d_r:>9.1e} {naive:>8.1f}", flush=True)
+        if args.breakdown:
+            wall, mm, rate, scan = screen_breakdown(lambda: attribution_sweep(model, ds.tokens, ds.positions, classes=classes))
+            print(f"  screen breakdown ({mixer}; one more screen, {wall:.2f} s under the profiler): matrix products {mm:.2f} s "
+                  f"({rate:.1f} GFLOP/s), selective scan kernel {scan:.2f} s; the two together are {mm + scan:.2f} s, "
+                  f"{100 * (mm + scan) / aw:.0f}% of the unprofiled screen's {aw:.2f} s", flush=True)
     if args.logger:
         spent, total, calls = logger_share()
         print(f"mechanism logger: {calls} calls, {spent:.2f} s CPU of {total:.1f} s CPU training "
