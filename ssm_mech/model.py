@@ -78,9 +78,9 @@ class Block(nn.Module):
 
     def forward(self, r, # (b, l, d) residual stream
                 cache=None, # a `SuffixCache` (recording, or a window of per-example suffixes)
-                last=None): # (b,) the one position per row whose output is needed (the last block of a patched run)
+                last=None): # (b,) the one position per row whose output is needed (the last block of a patched run, or of a training step)
         r = self.hook_resid_pre(r)
-        one = last is not None and getattr(self.mixer, "reads_one", False)  # the mixer returns only position `last`
+        one = last is not None and cache is not None and getattr(self.mixer, "reads_one", False)  # the mixer returns only position `last`
         at = None if cache is None else cache.at                           # (b, W): the window's positions
         if one: cache.out_at = last
         try: m = self._mix(self.hook_mixer_in(self.norm1(r)), cache)      # (b, W, d), or (b, 1, d)
@@ -88,7 +88,8 @@ class Block(nn.Module):
             if one: cache.out_at = None
         if last is not None:                                               # keep one position per row from here on
             rows = torch.arange(len(r), device=r.device)
-            r, cache.at = r[rows, last, None], at[rows, last, None]        # (b, 1, ...)
+            r = r[rows, last, None]                                        # (b, 1, d)
+            if cache is not None: cache.at = at[rows, last, None]          # (b, 1): the positions hooks see
             if not one: m = m[rows, last, None]                            # (b, 1, d)
         r = r + self.hook_mixer_out(m)
         if self.kind == "transformer":
@@ -123,8 +124,9 @@ class LanguageModel(nn.Module):
         self.hook_final = HookPoint()
         if cfg.init == "zoology": init_zoology(self)
 
-    def hidden(self, tokens, cache=None):
-        "Final normalised hidden states (b, l, d) of `tokens` (b, l); `cache` records what suffix windows need."
+    def hidden(self, tokens, cache=None, last=None):
+        """Final normalised hidden states (b, l, d) of `tokens` (b, l); `cache` records what suffix windows need;
+        `last` (b,): only that position of each row, (b, 1, d), the last block computed there alone after its mixer."""
         b, l = tokens.shape
         x = self.embed(tokens)                                             # (b, l, d)
         if self.pos_embed is not None:
@@ -132,8 +134,9 @@ class LanguageModel(nn.Module):
                 raise ValueError(f"sequence length {l} exceeds model.max_len={self.config.max_len} (the position table)")
             x = x + self.pos_embed(torch.arange(l, device=tokens.device))  # (b, l, d)
         x = self.hook_embed(x)
-        for blk in self.blocks: x = blk(x, cache)
-        return self.hook_final(self.ln_f(x))                               # (b, l, d)
+        for i, blk in enumerate(self.blocks):
+            x = blk(x, cache, last=last if i == len(self.blocks) - 1 else None)  # (b, l, d); the last block (b, 1, d) with `last`
+        return self.hook_final(self.ln_f(x))                               # (b, l, d), or (b, 1, d)
 
     def logits(self, h):
         "Apply the tied head to hidden states of any leading shape (..., d) -> (..., vocab)."

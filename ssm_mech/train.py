@@ -47,7 +47,9 @@ def supervised_loss(model:LanguageModel, tokens, labels, supervised_head:bool=Tr
     "Cross-entropy at labelled positions, and the logits there (n, vocab); `crop`: skip the columns after the last label."
     if crop: tokens, labels = crop_to_labels(tokens, labels)
     mask = labels != -100                                        # (b, l)
-    if supervised_head:
+    if supervised_head and len(mask) and bool((mask.sum(1) == 1).all()):  # one label per row (every task here)
+        logits = model.logits(model.hidden(tokens, last=mask.int().argmax(1))[:, 0])  # (b, vocab): the last block at the label alone
+    elif supervised_head:
         logits = model.logits(model.hidden(tokens)[mask])        # (n, vocab)
     else:
         logits = model(tokens)[mask]                             # full (b, l, vocab), then select
