@@ -654,11 +654,11 @@ def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
                          v, # (b, l, h, dv) values
                          beta, # (b, l, h) writing strengths in (0, 1)
                          S0=None, # (b, h, dk, dv) initial state, zeros if None
-                         chunk_size:int=64, # c, tokens per chunk
+                         chunk_size:int=64, # the most tokens per chunk: l splits into ceil(l / chunk_size) equal chunks of c
                          states_at=None): # (b, m) times whose states are also returned (-1: zeros)
     "Delta rule in the chunkwise UT/WY form: (o (b, l, h, dv), final state (b, h, dk, dv)[, states (b, m, h, dk, dv) at `states_at`])."
     b, l, h, dk = q.shape; dv = v.shape[-1]
-    c = min(chunk_size, l); n = math.ceil(l / c); pad = n * c - l
+    n = math.ceil(l / chunk_size); c = math.ceil(l / n); pad = n * c - l  # n chunks of c <= chunk_size: pad < n
     if pad: q, k, v, beta = (F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad)) for t in (q, k, v, beta))
     q, k, v = (rearrange(t, "b (n c) h e -> b h n c e", c=c) for t in (q, k, v))  # (b, h, n, c, ·)
     beta = rearrange(beta, "b (n c) h -> b h n c 1", c=c)         # (b, h, n, c, 1)
@@ -769,11 +769,11 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
                 B, # (b, l, n) input maps (one group)
                 C, # (b, l, n) output maps
                 h0=None, # (b, h, p, n) initial state, zeros if None
-                chunk_size:int=64, # Q, tokens per chunk
+                chunk_size:int=64, # the most tokens per chunk: l splits into ceil(l / chunk_size) equal chunks of Q
                 states_at=None): # (b, m) times whose states are also returned (-1: zeros)
     "Mamba-2's scan $s_t=e^{\\Delta_t A}s_{t-1}+\\Delta_t x_t B_t^\\top$, $y_t=s_tC_t$: (y (b, l, h, p), final state)."
     b, l, h, p = x.shape; n = B.shape[-1]
-    Q = min(chunk_size, l); nc = math.ceil(l / Q); pad = nc * Q - l
+    nc = math.ceil(l / chunk_size); Q = math.ceil(l / nc); pad = nc * Q - l  # nc chunks of Q <= chunk_size: pad < nc
     X = x * delta[..., None]                                      # (b, l, h, p): Δ x
     a = delta * A                                                 # (b, l, h): log-decay <= 0
     if pad: X, a, B, C = (F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad)) for t in (X, a, B, C))

@@ -1,0 +1,86 @@
+"""Training-step time of the chunked scans (DeltaNet's `delta_rule_chunkwise`, Mamba-2's `ssd_chunked`) with equal
+chunks (a sequence of l tokens splits into ceil(l / chunk_size) chunks of equal length) against fixed chunks of
+`chunk_size` tokens with the last one padded, the rule they replaced (reproduced here by padding the inputs to a
+multiple of `chunk_size` before the call: padded tokens leave the state unchanged, so the two are the same function).
+
+Data: the paper's easy ATR training split (`atr_easy` with `task.grammar: paper`, `task.sampler: paper`; batches cut
+after their last label, as in training; the first 6,400 documents). Each mixer (2 layers, d = 64, chunk_size 64)
+takes the same batches of 32 (train.seed 0 order), alternating a step of each variant, in one process and one
+thread. Reported: median process-CPU milliseconds per step (forward, backward and AdamW) and their ratio.
+
+Run: python benchmarks/chunks.py [--steps 30] [--mixers deltanet mamba2]
+"""
+import argparse, math, os, platform, statistics, time
+
+import torch
+import torch.nn.functional as F
+
+from ssm_mech import recurrent
+from ssm_mech.model import LanguageModel
+from ssm_mech.runs import apply_overrides
+from ssm_mech.tasks import build_datasets
+from ssm_mech.train import experiment_preset, supervised_loss, epoch_order
+
+EQUAL = {"delta_rule_chunkwise": recurrent.delta_rule_chunkwise, "ssd_chunked": recurrent.ssd_chunked}
+
+
+def padded(name):
+    "The scan `name` with its sequence axis (1) padded to a multiple of its chunk size first: the fixed-chunk rule."
+    f = EQUAL[name]
+    def g(*args, **kw):
+        args = list(args)
+        at = 6 if name == "ssd_chunked" else 5                     # chunk_size's place among the positional arguments
+        size = kw.get("chunk_size", args[at] if len(args) > at else 64)
+        l = args[0].shape[1]; pad = math.ceil(l / size) * size - l
+        seq = (0, 1, 3, 4) if name == "ssd_chunked" else (0, 1, 2, 3)  # x, delta, B, C / q, k, v, beta
+        if pad:
+            for i in seq: args[i] = F.pad(args[i], (0, 0) * (args[i].dim() - 2) + (0, pad))
+        y, *rest = f(*args, **kw)
+        return (y[:, :l], *rest)
+    return g
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30, help="timed steps of each variant per mixer (after 3 warm-up pairs)")
+    ap.add_argument("--mixers", nargs="+", default=["deltanet", "mamba2"])
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    cfg = apply_overrides(experiment_preset("atr_easy"), {"task.grammar": "paper", "task.sampler": "paper", "task.n_train": 6400})
+    tr = build_datasets(cfg.task)["train"]
+    order = epoch_order(len(tr.tokens), 0, 0, True)
+    bs = cfg.train.batch_size
+    batches = [order[i * bs:(i + 1) * bs] for i in range(args.steps + 3)]
+    print(f"torch {torch.__version__}, 1 thread, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print("| mixer | fixed chunks of 64, padded (ms/step) | equal chunks (ms/step) | speed-up |\n|---|---|---|---|")
+    fixed = {n: padded(n) for n in EQUAL}
+    for mixer in args.mixers:
+        c = apply_overrides(cfg, {"model.mixer": mixer, "model.d_model": 64}).resolve()
+        torch.manual_seed(0)
+        model = LanguageModel(c.model)
+        opt = torch.optim.AdamW(model.parameters(), lr=c.train.lr)
+        times = {"fixed": [], "equal": []}
+        try:
+            with torch.no_grad():                                  # the same function: the same loss on the first batch
+                losses = []
+                for fns in (EQUAL, fixed):
+                    for n, f in fns.items(): setattr(recurrent, n, f)
+                    losses.append(supervised_loss(model, tr.tokens[batches[0]], tr.labels[batches[0]])[0].item())
+                assert abs(losses[0] - losses[1]) < 1e-4 * max(1.0, abs(losses[0])), losses
+            for i, b in enumerate(batches):
+                for kind, fns in (("equal", EQUAL), ("fixed", fixed)):
+                    for n, f in fns.items(): setattr(recurrent, n, f)
+                    t = time.process_time()
+                    loss, _ = supervised_loss(model, tr.tokens[b], tr.labels[b])
+                    opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+                    if i >= 3: times[kind].append(time.process_time() - t)
+        finally:
+            for n, f in EQUAL.items(): setattr(recurrent, n, f)
+        f_, e_ = (1000 * statistics.median(times[k]) for k in ("fixed", "equal"))
+        print(f"| {mixer} | {f_:.1f} | {e_:.1f} | {f_ / e_:.2f}× |", flush=True)
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
