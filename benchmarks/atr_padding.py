@@ -13,10 +13,9 @@ import argparse, os, platform, statistics, time
 
 import torch
 
-from ssm_mech.model import LanguageModel
 from ssm_mech.runs import apply_overrides
-from ssm_mech.tasks import build_datasets
-from ssm_mech.train import experiment_preset, supervised_loss, epoch_order, crop_to_labels
+from ssm_mech.train import experiment_preset, supervised_loss, crop_to_labels
+from stepping import first_batches, alternate
 
 
 def main():
@@ -26,29 +25,16 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     cfg = apply_overrides(experiment_preset("atr_easy"), {"task.grammar": "paper", "task.sampler": "paper"})
-    t = time.perf_counter(); tr = build_datasets(cfg.task)["train"]; built = time.perf_counter() - t
-    order = epoch_order(len(tr.tokens), 0, 0, True)
-    bs = cfg.train.batch_size
-    batches = [order[i * bs:(i + 1) * bs] for i in range(args.steps + 3)]
+    t = time.perf_counter(); tr, batches = first_batches(cfg, args.steps + 3); built = time.perf_counter() - t
     kept = statistics.mean(crop_to_labels(tr.tokens[b], tr.labels[b])[0].shape[1] for b in batches)
     print(f"torch {torch.__version__}, 1 thread, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}; training split {tuple(tr.tokens.shape)} built in {built:.0f} s; "
           f"a cut batch keeps {kept:.1f} of {tr.tokens.shape[1]} columns on average over these {len(batches)} batches")
     print("| mixer | padded (ms/step) | cut (ms/step) | speed-up |\n|---|---|---|---|")
     for mixer in args.mixers:
-        c = apply_overrides(cfg, {"model.mixer": mixer, "model.d_model": 64}).resolve()
-        torch.manual_seed(0)
-        model = LanguageModel(c.model)
-        opt = torch.optim.AdamW(model.parameters(), lr=c.train.lr)
-        times = {True: [], False: []}
-        for i, b in enumerate(batches):
-            for crop in (True, False):
-                t = time.process_time()
-                loss, _ = supervised_loss(model, tr.tokens[b], tr.labels[b], crop=crop)
-                opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-                if i >= 3: times[crop].append(time.process_time() - t)
-        pad, cut = (1000 * statistics.median(times[k]) for k in (False, True))
-        print(f"| {mixer} | {pad:.1f} | {cut:.1f} | {pad / cut:.2f}× |", flush=True)
+        ms = alternate(cfg, mixer, tr, batches, {"cut": lambda m, t, l: supervised_loss(m, t, l, crop=True),
+                                                 "padded": lambda m, t, l: supervised_loss(m, t, l, crop=False)})
+        print(f"| {mixer} | {ms['padded']:.1f} | {ms['cut']:.1f} | {ms['padded'] / ms['cut']:.2f}× |", flush=True)
 
 
 if __name__ == "__main__":

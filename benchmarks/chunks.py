@@ -10,16 +10,15 @@ thread. Reported: median process-CPU milliseconds per step (forward, backward an
 
 Run: python benchmarks/chunks.py [--steps 30] [--mixers deltanet mamba2]
 """
-import argparse, math, os, platform, statistics, time
+import argparse, math, os, platform
 
 import torch
 import torch.nn.functional as F
 
 from ssm_mech import recurrent
-from ssm_mech.model import LanguageModel
 from ssm_mech.runs import apply_overrides
-from ssm_mech.tasks import build_datasets
-from ssm_mech.train import experiment_preset, supervised_loss, epoch_order
+from ssm_mech.train import experiment_preset, supervised_loss
+from stepping import first_batches, alternate
 
 EQUAL = {"delta_rule_chunkwise": recurrent.delta_rule_chunkwise, "ssd_chunked": recurrent.ssd_chunked}
 
@@ -47,38 +46,27 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     cfg = apply_overrides(experiment_preset("atr_easy"), {"task.grammar": "paper", "task.sampler": "paper", "task.n_train": 6400})
-    tr = build_datasets(cfg.task)["train"]
-    order = epoch_order(len(tr.tokens), 0, 0, True)
-    bs = cfg.train.batch_size
-    batches = [order[i * bs:(i + 1) * bs] for i in range(args.steps + 3)]
+    tr, batches = first_batches(cfg, args.steps + 3)
     print(f"torch {torch.__version__}, 1 thread, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}")
     print("| mixer | fixed chunks of 64, padded (ms/step) | equal chunks (ms/step) | speed-up |\n|---|---|---|---|")
     fixed = {n: padded(n) for n in EQUAL}
-    for mixer in args.mixers:
-        c = apply_overrides(cfg, {"model.mixer": mixer, "model.d_model": 64}).resolve()
-        torch.manual_seed(0)
-        model = LanguageModel(c.model)
-        opt = torch.optim.AdamW(model.parameters(), lr=c.train.lr)
-        times = {"fixed": [], "equal": []}
-        try:
-            with torch.no_grad():                                  # the same function: the same loss on the first batch
-                losses = []
-                for fns in (EQUAL, fixed):
-                    for n, f in fns.items(): setattr(recurrent, n, f)
-                    losses.append(supervised_loss(model, tr.tokens[batches[0]], tr.labels[batches[0]])[0].item())
-                assert abs(losses[0] - losses[1]) < 1e-4 * max(1.0, abs(losses[0])), losses
-            for i, b in enumerate(batches):
-                for kind, fns in (("equal", EQUAL), ("fixed", fixed)):
-                    for n, f in fns.items(): setattr(recurrent, n, f)
-                    t = time.process_time()
-                    loss, _ = supervised_loss(model, tr.tokens[b], tr.labels[b])
-                    opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-                    if i >= 3: times[kind].append(time.process_time() - t)
-        finally:
-            for n, f in EQUAL.items(): setattr(recurrent, n, f)
-        f_, e_ = (1000 * statistics.median(times[k]) for k in ("fixed", "equal"))
-        print(f"| {mixer} | {f_:.1f} | {e_:.1f} | {f_ / e_:.2f}× |", flush=True)
+    def using(scans):
+        "supervised_loss with the chunked scans `scans` in place."
+        def loss(model, tokens, labels):
+            for n, f in scans.items(): setattr(recurrent, n, f)
+            return supervised_loss(model, tokens, labels)
+        return loss
+    def same(model, tokens, labels):
+        "Both rules give the same loss on the first batch (the same function)."
+        with torch.no_grad(): a, b = (using(s)(model, tokens, labels)[0].item() for s in (EQUAL, fixed))
+        assert abs(a - b) < 1e-4 * max(1.0, abs(a)), (a, b)
+    try:
+        for mixer in args.mixers:
+            ms = alternate(cfg, mixer, tr, batches, {"equal": using(EQUAL), "fixed": using(fixed)}, check=same)
+            print(f"| {mixer} | {ms['fixed']:.1f} | {ms['equal']:.1f} | {ms['fixed'] / ms['equal']:.2f}× |", flush=True)
+    finally:
+        for n, f in EQUAL.items(): setattr(recurrent, n, f)
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 

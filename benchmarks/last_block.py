@@ -10,15 +10,14 @@ thread. Reported: the median process-CPU milliseconds per step (forward, backwar
 
 Run: python benchmarks/last_block.py [--steps 30] [--tasks atr ar] [--mixers attention based hyena deltanet mamba]
 """
-import argparse, os, platform, statistics, time
+import argparse, os, platform
 
 import torch
 import torch.nn.functional as F
 
-from ssm_mech.model import LanguageModel
 from ssm_mech.runs import apply_overrides
-from ssm_mech.tasks import build_datasets
-from ssm_mech.train import experiment_preset, supervised_loss, epoch_order, crop_to_labels
+from ssm_mech.train import experiment_preset, supervised_loss, crop_to_labels
+from stepping import first_batches, alternate
 
 
 def whole_loss(model, tokens, labels):
@@ -42,24 +41,10 @@ def main():
     for task in args.tasks:
         if task == "atr": cfg = apply_overrides(experiment_preset("atr_easy"), {"task.grammar": "paper", "task.sampler": "paper"})
         else: cfg = apply_overrides(experiment_preset("ar"), {"task.n_train": 3200})
-        tr = build_datasets(cfg.task)["train"]
-        order = epoch_order(len(tr.tokens), 0, 0, True)
-        bs = cfg.train.batch_size
-        batches = [order[i * bs:(i + 1) * bs] for i in range(args.steps + 3)]
+        tr, batches = first_batches(cfg, args.steps + 3)
         for mixer in args.mixers:
-            c = apply_overrides(cfg, {"model.mixer": mixer, "model.d_model": 64}).resolve()
-            torch.manual_seed(0)
-            model = LanguageModel(c.model)
-            opt = torch.optim.AdamW(model.parameters(), lr=c.train.lr)
-            times = {"whole": [], "last": []}
-            for i, b in enumerate(batches):
-                for kind, f in (("last", supervised_loss), ("whole", whole_loss)):
-                    t = time.process_time()
-                    loss, _ = f(model, tr.tokens[b], tr.labels[b])
-                    opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-                    if i >= 3: times[kind].append(time.process_time() - t)
-            w, l = (1000 * statistics.median(times[k]) for k in ("whole", "last"))
-            print(f"| {task} | {mixer} | {w:.1f} | {l:.1f} | {w / l:.2f}× |", flush=True)
+            ms = alternate(cfg, mixer, tr, batches, {"last": supervised_loss, "whole": whole_loss})
+            print(f"| {task} | {mixer} | {ms['whole']:.1f} | {ms['last']:.1f} | {ms['whole'] / ms['last']:.2f}× |", flush=True)
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 
