@@ -26,7 +26,7 @@ from .experiments import dissect_run, run_experiment, run_packed_experiments
 # %% auto #0
 __all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
            'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label', 'plan_sweep', 'sweep_preset',
-           'load_sweep', 'run_sweep']
+           'load_sweep', 'run_sweep', 'start_ray']
 
 # %% ../nbs/07_sweep.ipynb #5e9043c0
 def base_experiment(base) -> ExperimentConfig:
@@ -430,10 +430,24 @@ def _run_pool(jobs, worker, workers, record):
                         "error": f"worker process failed: {type(e).__name__}: {e} (if every run fails at once: {_MAIN_HINT})"})
 
 # %% ../nbs/07_sweep.ipynb #232391f0
+_RAY_SLOW = "timed out during startup"  # Ray's own message when its node is not up within its fixed 30 s
+
+def start_ray(**kw):
+    "`ray.init(**kw)`, tried twice: on a busy machine Ray's fixed 30 s wait for its local node can run out."
+    import ray
+    for attempt in (1, 2):
+        try: return ray.init(**kw)
+        except Exception as e:
+            if _RAY_SLOW not in str(e): raise
+            ray.shutdown()                                        # what the failed start left running
+            if attempt == 2:
+                raise RuntimeError(f"Ray's local node did not start within Ray's 30 s, twice ({e}); the machine is "
+                                   "probably overloaded: try again when it is quieter, or use runner='local'") from e
+
 def _run_ray(jobs, worker, gpus_per_run, cpus_per_run, ray_init, record):
     import ray
     started = not ray.is_initialized()
-    if started: ray.init(**(ray_init or {}))
+    if started: start_ray(**(ray_init or {}))
     try:
         task = ray.remote(num_cpus=cpus_per_run, num_gpus=gpus_per_run, max_retries=1)(worker)
         pending = {task.remote(job): job for job in jobs}
