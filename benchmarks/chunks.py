@@ -10,7 +10,7 @@ thread. Reported: median process-CPU milliseconds per step (forward, backward an
 
 Run: python benchmarks/chunks.py [--steps 30] [--mixers deltanet mamba2]
 """
-import argparse, math, os, platform
+import argparse, inspect, math, os, platform
 
 import torch
 import torch.nn.functional as F
@@ -26,18 +26,15 @@ EQUAL = {"delta_rule_chunkwise": recurrent.delta_rule_chunkwise, "ssd_chunked": 
 def padded(name):
     "The scan `name` with its sequence axis (1) padded to a multiple of its chunk size first: the fixed-chunk rule."
     f = EQUAL[name]
+    seq = ("x", "delta", "B", "C") if name == "ssd_chunked" else ("q", "k", "v", "beta")  # the per-token inputs
     def g(*args, **kw):
-        args = list(args)
-        at = 6 if name == "ssd_chunked" else 5                     # chunk_size's place among the positional arguments
-        size = kw.get("chunk_size", args[at] if len(args) > at else 64)
-        l = args[0].shape[1]; pad = math.ceil(l / size) * size - l
-        seq = (0, 1, 3, 4) if name == "ssd_chunked" else (0, 1, 2, 3)  # x, delta, B, C / q, k, v, beta
-        if pad:
-            for i in seq: args[i] = F.pad(args[i], (0, 0) * (args[i].dim() - 2) + (0, pad))
-        y, *rest = f(*args, **kw)
+        a = inspect.signature(f).bind(*args, **kw); a.apply_defaults()
+        l, size = a.arguments[seq[0]].shape[1], a.arguments["chunk_size"]
+        pad = math.ceil(l / size) * size - l
+        for n in seq: a.arguments[n] = F.pad(a.arguments[n], (0, 0) * (a.arguments[n].dim() - 2) + (0, pad))
+        y, *rest = f(*a.args, **a.kwargs)
         return (y[:, :l], *rest)
     return g
-
 
 def main():
     ap = argparse.ArgumentParser()

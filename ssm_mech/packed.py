@@ -70,7 +70,7 @@ def pack_groups(cfgs:list, # configs (None: a run that cannot train, e.g. an inv
 class _Hidden(nn.Module):
     "`LanguageModel.hidden` as a module's forward, for `functional_call`."
     def __init__(self, lm): super().__init__(); self.lm = lm
-    def forward(self, tokens): return self.lm.hidden(tokens)
+    def forward(self, tokens, last=None): return self.lm.hidden(tokens, last=last)
 
 class PackedLM:
     "K `LanguageModel`s of one architecture as one stack of parameters (K, ...), run together with `torch.func.vmap`."
@@ -98,10 +98,13 @@ class PackedLM:
         self.grad_pairs = [[(p, self.stacked[f"lm.{n}"]) for n, p in m.named_parameters() if f"lm.{n}" in self.stacked and p.requires_grad]
                            for m in members]             # (member parameter, stacked tensor) per member
 
-    def hidden(self, tokens):
-        "Final hidden states (K, b, l, d) of tokens (K, b, l): member k reads row k."
-        f = lambda stacked, shared, tok: functional_call(self.skeleton, (stacked, shared), (tok,))
-        return vmap(f, in_dims=(0, None, 0))(self.stacked, self.shared, tokens)
+    def hidden(self, tokens, last=None):
+        "Final hidden states (K, b, l, d) of tokens (K, b, l), or (K, b, 1, d) at `last` (K, b): member k reads row k."
+        if last is None:
+            f = lambda stacked, shared, tok: functional_call(self.skeleton, (stacked, shared), (tok,))
+            return vmap(f, in_dims=(0, None, 0))(self.stacked, self.shared, tokens)
+        f = lambda stacked, shared, tok, at: functional_call(self.skeleton, (stacked, shared), (tok, at))
+        return vmap(f, in_dims=(0, None, 0, 0))(self.stacked, self.shared, tokens, last)
 
 # %% ../nbs/05b_packed.ipynb #7036cf9a
 def packed_loss(h, # (K, b, l, d) final hidden states
@@ -127,6 +130,10 @@ def packed_loss(h, # (K, b, l, d) final hidden states
 def _packed_loss(self:PackedLM, tokens, labels, supervised_head:bool=True):
     "Each member's training loss (K,) on its own batch: tokens and labels (K, b, l), cut after the last label of any member."
     tokens, labels = crop_to_labels(tokens, labels)
+    mask = labels != -100                                       # (K, b, l)
+    if supervised_head and mask.numel() and bool((mask.sum(-1) == 1).all()):  # one label per row: the last block there alone
+        last = mask.int().argmax(-1)                            # (K, b), as `supervised_loss` does for one model
+        return packed_loss(self.hidden(tokens, last), self.stacked["lm.embed.weight"], labels.gather(-1, last[..., None]), True)
     return packed_loss(self.hidden(tokens), self.stacked["lm.embed.weight"], labels, supervised_head)
 
 def _backward_step(self:PackedLM, loss, opts, active=None, stacked=None):
