@@ -191,8 +191,8 @@ double exp(double) __attribute__((simd("notinbranch")));
    states with d innermost: s0, s_last, g_last, gs0, gAt (b, n, d), hat (b, m, n, d);
    at (b, m): times whose states go to hat (-1: the zero state). Optional pointers may be NULL.
    The forward keeps no states for the backward: the backward recomputes one row's states at a time into an
-   (l, n, d) buffer that stays in cache, which costs one more exp per update but saves writing and reading
-   all (b, l, n, d) states through memory. */
+   (l, n, d) buffer, with their decays exp(dt A) in a second one that the adjoint pass reads back, which costs
+   one more exp per update but saves writing and reading all (b, l, n, d) states through memory. */
 #define SCAN(T, EXP, SFX)                                                                                       \
 void ssm_scan_fwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n, const T* delta, const T* At,    \
                         int a_rows, const T* B, const T* C, const T* x, const T* s0, T* y, T* s_last,          \
@@ -226,8 +226,8 @@ void ssm_scan_fwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n,
 void ssm_scan_bwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n, const T* delta, const T* At,    \
                         int a_rows, const T* B, const T* C, const T* x, const T* s0, const T* gy,                \
                         const T* g_last, T* gdelta, T* gAt, T* gB, T* gC, T* gx, T* gs0) {                        \
-  T* g = malloc(sizeof(T) * (n * d + 4 * d + l * n * d));  /* g: dL/ds_{t}, carried backwards as exp(dt A) dL/ds_t */ \
-  T *u = g + n * d, *gu = u + d, *gz = gu + d, *gk = gz + d, *hs = gk + d;  /* hs: this row's states (l, n, d) */  \
+  T* g = malloc(sizeof(T) * (n * d + 4 * d + 2 * l * n * d));  /* g: dL/ds_{t}, carried backwards as exp(dt A) dL/ds_t */ \
+  T *u = g + n * d, *gu = u + d, *gz = gu + d, *gk = gz + d, *hs = gk + d, *ea = hs + l * n * d;  /* hs, ea: this row's states and decays (l, n, d) */  \
   for (int64_t r = b0; r < b1; r++) {                                                                             \
     const T* Ar = a_rows ? At + r * n * d : At; T* gAr = gAt ? gAt + r * n * d : NULL;                            \
     for (int64_t t = 0; t < l; t++) {                              /* the row's states, recomputed */             \
@@ -241,10 +241,10 @@ void ssm_scan_bwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n,
         if (sp) {                                                                                                 \
           const T* pk = sp + k * d;                                                                               \
           _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) sk[i] = EXP(dt[i] * Ak[i]) * pk[i] + u[i] * bk;                         \
+          for (int64_t i = 0; i < d; i++) { T a = EXP(dt[i] * Ak[i]); ea[(t * n + k) * d + i] = a; sk[i] = a * pk[i] + u[i] * bk; } \
         } else {                                                                                                  \
           _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) sk[i] = u[i] * bk;                                                      \
+          for (int64_t i = 0; i < d; i++) { ea[(t * n + k) * d + i] = EXP(dt[i] * Ak[i]); sk[i] = u[i] * bk; }     \
         }                                                                                                         \
       }                                                                                                           \
     }                                                                                                             \
@@ -267,19 +267,19 @@ void ssm_scan_bwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n,
         gC[(r * l + t) * n + k] = sc; gB[(r * l + t) * n + k] = sb;                                               \
         if (!sp) {                                /* s_{-1} = 0: the decay has no gradient */                    \
           _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) gkk[i] = EXP(dt[i] * Ak[i]) * gk[i];                                    \
+          for (int64_t i = 0; i < d; i++) gkk[i] = ea[(t * n + k) * d + i] * gk[i];                                    \
         } else if (gAr) {                                                                                         \
           const T* pk = sp + k * d; T* gAk = gAr + k * d;                                                         \
           _Pragma("omp simd")                                                                                     \
           for (int64_t i = 0; i < d; i++) {                                                                       \
-            T a = EXP(dt[i] * Ak[i]), z = gk[i] * pk[i] * a;                                                      \
+            T a = ea[(t * n + k) * d + i], z = gk[i] * pk[i] * a;                                                      \
             gz[i] += z * Ak[i]; gAk[i] += z * dt[i]; gkk[i] = a * gk[i];                                          \
           }                                                                                                       \
         } else {                                                                                                  \
           const T* pk = sp + k * d;                                                                               \
           _Pragma("omp simd")                                                                                     \
           for (int64_t i = 0; i < d; i++) {                                                                       \
-            T a = EXP(dt[i] * Ak[i]), z = gk[i] * pk[i] * a;                                                      \
+            T a = ea[(t * n + k) * d + i], z = gk[i] * pk[i] * a;                                                      \
             gz[i] += z * Ak[i]; gkk[i] = a * gk[i];                                                               \
           }                                                                                                       \
         }                                                                                                         \
