@@ -22,7 +22,7 @@ from .tasks import build_datasets
 from .runs import (ExperimentConfig, MetricsLog, Run, read_status, write_status, prepare_run_dir,
                            clear_run_dir, _diff)
 from .train import (RunResult, lr_at, epoch_order, steps_per_epoch, total_steps, save_checkpoint, load_checkpoint,
-                            latest_checkpoint, _ckpt_name, _evaluate_all, _prune, crop_to_labels)
+                            latest_checkpoint, _ckpt_name, _evaluate_all, _prune, crop_to_labels, label_positions)
 
 # %% auto #0
 __all__ = ['PACK_FREE', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'pack_key', 'check_packable', 'resume_step', 'pack_groups',
@@ -130,9 +130,7 @@ def packed_loss(h, # (K, b, l, d) final hidden states
 def _packed_loss(self:PackedLM, tokens, labels, supervised_head:bool=True):
     "Each member's training loss (K,) on its own batch: tokens and labels (K, b, l), cut after the last label of any member."
     tokens, labels = crop_to_labels(tokens, labels)
-    mask = labels != -100                                       # (K, b, l)
-    if supervised_head and mask.numel() and bool((mask.sum(-1) == 1).all()):  # one label per row: the last block there alone
-        last = mask.int().argmax(-1)                            # (K, b), as `supervised_loss` does for one model
+    if supervised_head and (last := label_positions(labels)) is not None:  # (K, b): one label per row, the last block there alone
         return packed_loss(self.hidden(tokens, last), self.stacked["lm.embed.weight"], labels.gather(-1, last[..., None]), True)
     return packed_loss(self.hidden(tokens), self.stacked["lm.embed.weight"], labels, supervised_head)
 

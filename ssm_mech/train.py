@@ -23,9 +23,9 @@ from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, 
                            read_status, write_status, prepare_run_dir, clear_run_dir, _say)
 
 # %% auto #0
-__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'crop_to_labels', 'supervised_loss', 'evaluate', 'save_checkpoint', 'checkpoints',
-           'latest_checkpoint', 'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps', 'epoch_order',
-           'train', 'progress_bar', 'cpu_scale', 'experiment_preset']
+__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'crop_to_labels', 'label_positions', 'supervised_loss', 'evaluate', 'save_checkpoint',
+           'checkpoints', 'latest_checkpoint', 'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps',
+           'epoch_order', 'train', 'progress_bar', 'cpu_scale', 'experiment_preset']
 
 # %% ../nbs/05_train.ipynb #19fc9dda
 def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="cosine") -> float:
@@ -43,12 +43,17 @@ def crop_to_labels(tokens, labels):
     w = int(cols[-1]) + 1 if len(cols) else labels.shape[-1]
     return (tokens, labels) if w == labels.shape[-1] else (tokens[..., :w], labels[..., :w])
 
+def label_positions(labels):
+    "Each row's one labelled position (..., ) when every row of `labels` (..., l) has exactly one label (every task here), else None."
+    mask = labels != -100                                        # (..., l)
+    return mask.int().argmax(-1) if mask.numel() and bool((mask.sum(-1) == 1).all()) else None
+
 def supervised_loss(model:LanguageModel, tokens, labels, supervised_head:bool=True, crop:bool=True):
     "Cross-entropy at labelled positions, and the logits there (n, vocab); `crop`: skip the columns after the last label."
     if crop: tokens, labels = crop_to_labels(tokens, labels)
     mask = labels != -100                                        # (b, l)
-    if supervised_head and len(mask) and bool((mask.sum(1) == 1).all()):  # one label per row (every task here)
-        logits = model.logits(model.hidden(tokens, last=mask.int().argmax(1))[:, 0])  # (b, vocab): the last block at the label alone
+    if supervised_head and (last := label_positions(labels)) is not None:  # one label per row (every task here)
+        logits = model.logits(model.hidden(tokens, last=last)[:, 0])  # (b, vocab): the last block at the label alone
     elif supervised_head:
         logits = model.logits(model.hidden(tokens)[mask])        # (n, vocab)
     else:
