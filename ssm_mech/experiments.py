@@ -17,7 +17,7 @@ from .tasks import token_classes
 from .runs import ConfigError, ExperimentConfig, Run
 from .train import RunResult, evaluate, train
 from .packed import train_packed
-from .interventions import (MechanismLogger, Site, conv_hook, parse_site, patch_sweep, resid_sites,
+from .interventions import (MechanismLogger, Site, conv_hook, min_accuracy_for, parse_site, patch_sweep, resid_sites,
                                     verdict_from_summary, verdict_sites)
 from .viz import Explorer, plot_restoration_heatmap
 
@@ -68,8 +68,11 @@ def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | N
                   for p in ("key", "value", "next_key", "value+2", "query")]
     sites += [s for s in verdict_sites(model) if s not in sites]      # one sweep serves the table and the verdict
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=classes, seed=seed)
-    verdict = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed)
+    gate, baseline = min_accuracy_for(ds)                            # 0.5 on AR; on ATR its no-retrieval baseline + MIN_GAIN
+    verdict = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed,
+                                   accuracy_n=len(ds), min_accuracy=gate)
     out = {"mechanism": verdict.mechanism, "reason": verdict.reason, "accuracy": acc, "o_minus_c": verdict.o_minus_c,
+           "min_accuracy": gate, "baseline": baseline, "accuracy_interval": verdict.accuracy_interval,
            "association": verdict.association, "interval": verdict.interval, "conv": verdict.conv, "layer": verdict.layer,
            "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
     if save:

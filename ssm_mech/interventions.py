@@ -9,6 +9,7 @@ from __future__ import annotations
 import math, re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Callable, Iterable
 
 import numpy as np
@@ -18,16 +19,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core import HookPoint, hook_points
-from .tasks import NAMED_POSITIONS, token_classes
+from .tasks import ATRConfig, NAMED_POSITIONS, no_retrieval_accuracy, token_classes
 from .model import LanguageModel
 from .fast_patching import SuffixPlan, Progress, gradient_screen, answer_scores, record_run
 
 # %% auto #0
-__all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'CONV_POSITIONS', 'resolve_positions', 'Site', 'corrupt_tokens',
-           'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult', 'patch_sweep',
-           'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook', 'upgrade_hook',
-           'Verdict', 'association_interval', 'verdict_intervals', 'decide_mechanism', 'conv_hook', 'verdict_sites',
-           'verdict_from_summary', 'mechanism_verdict', 'MechanismLogger', 'parse_site']
+__all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'MIN_GAIN', 'CONV_POSITIONS', 'resolve_positions', 'Site',
+           'corrupt_tokens', 'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult',
+           'patch_sweep', 'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook',
+           'upgrade_hook', 'Verdict', 'accuracy_interval', 'min_accuracy_for', 'association_interval',
+           'verdict_intervals', 'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary',
+           'mechanism_verdict', 'MechanismLogger', 'parse_site']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
 _POS_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*?)\s*(?:([+-])\s*(\d+))?\s*$")
@@ -472,9 +474,28 @@ class Verdict:
     layer: int | None = None            # the layer at whose input the rule was read (None: 1-layer model)
     by_layer: dict | None = None        # {layer: {'value': .., 'key': .., 'query': ..}} for every layer >= 1
     interval: dict | None = None        # 95% bootstrap intervals at `layer`: {'value': (lo, hi), .., 'value-key': (lo, hi), ..}
+    min_accuracy: float = 0.5           # the accuracy gate the verdict was read with (`min_accuracy_for`)
+    accuracy_interval: tuple | None = None   # 95% Wilson interval of `accuracy` (None: the split size was not given)
     def __str__(self): return f"{self.mechanism} ({self.reason})"
 
 VERDICT_POSITIONS = ("value", "key", "query")
+MIN_GAIN = 0.1   # on ATR, accuracy must clear the stronger no-retrieval baseline by this much
+
+def accuracy_interval(accuracy:float, n:int, level:float=0.95) -> tuple[float, float]:
+    "Wilson score interval of an accuracy measured on `n` examples."
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive number of examples, got {n!r}")
+    if not 0 <= accuracy <= 1: raise ValueError(f"accuracy must lie in [0, 1], got {accuracy!r}")
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    mid, half = accuracy + z * z / (2 * n), z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
+    return (max(0.0, (mid - half) / (1 + z * z / n)), min(1.0, (mid + half) / (1 + z * z / n)))
+
+def min_accuracy_for(ds, min_gain:float=MIN_GAIN, floor:float=0.5) -> tuple[float, float | None]:
+    "(gate, baseline): `floor` on AR; on ATR the stronger of the no-retrieval and local baselines on `ds` (fitted on its reference split) plus `min_gain`."
+    if not isinstance(ds.config, ATRConfig): return floor, None
+    ref = ds.reference if ds.reference is not None else ds
+    base = max(no_retrieval_accuracy(ref, ds), no_retrieval_accuracy(ref, ds, use_last=True))
+    return base + min_gain, base
 
 def association_interval(examples:pd.DataFrame, site:str, corruption:str="key", n_boot:int=1000,
                          level:float=0.95, seed:int=0) -> tuple[float, float]:
@@ -517,14 +538,18 @@ def verdict_intervals(examples:pd.DataFrame,   # `SweepResult.examples` with the
 def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'query': a}} at each layer input >= 1
                      accuracy:float, o_minus_c:float, min_accuracy:float=0.5, min_effect:float=0.1,
                      high:float=0.5, margin:float=0.2,
-                     intervals:dict | None = None) -> tuple:   # `verdict_intervals` output; None: the point rule alone
+                     intervals:dict | None = None,   # `verdict_intervals` output; None: the point rule alone
+                     accuracy_interval:tuple | None = None) -> tuple:   # (lo, hi) of `accuracy`; None: its point value alone
     "The verdict rule of this page: (mechanism, reason, deciding layer, its associations)."
     layers = sorted(by_layer)
     def q_has_it(a): return a["query"] >= high and a["query"] >= a["value"] + margin
     decide = next((l for l in reversed(layers) if not q_has_it(by_layer[l])), 0) if layers else None
     shown = by_layer.get(max(decide, 1)) if decide is not None else None
     nums = lambda a: f"value {a['value']:.2f}, key {a['key']:.2f}, query {a['query']:.2f}"
-    if accuracy < min_accuracy: return "unresolved", f"accuracy {accuracy:.2f} < {min_accuracy}: the task is not solved", decide, shown
+    if accuracy < min_accuracy: return "unresolved", f"accuracy {accuracy:.2f} < {min_accuracy:.3g}: the task is not solved", decide, shown
+    if accuracy_interval is not None and not accuracy_interval[0] >= min_accuracy:
+        return "unresolved", (f"accuracy {accuracy:.2f}, but its 95% interval [{accuracy_interval[0]:.2f}, {accuracy_interval[1]:.2f}] "
+                              f"reaches below {min_accuracy:.3g}: too close to call whether the task is solved"), decide, shown
     if o_minus_c < min_effect: return "unresolved", f"O - C = {o_minus_c:.2f} < {min_effect}: the corruption barely matters", decide, shown
     if decide is None: return "unresolved", "one layer: no residual stream between mixing layers to patch", None, None
     a = shown
@@ -571,7 +596,9 @@ def _by_layer(summary:pd.DataFrame, corruption:str="key") -> dict:
 def verdict_from_summary(summary:pd.DataFrame,   # a patching table (`SweepResult.summary`, `patching.csv`) with the verdict sites
                          accuracy:float, n_layers:int,
                          examples:pd.DataFrame | None = None,   # per-example rows (`SweepResult.examples`): adds the intervals
-                         seed:int=0, **thresholds) -> Verdict:
+                         seed:int=0,
+                         accuracy_n:int | None = None,   # examples `accuracy` was measured on: adds its interval to the gate
+                         **thresholds) -> Verdict:
     "The mechanism verdict of a patching table (the same rule as `mechanism_verdict`); without `examples`, the point rule alone."
     by_layer = _by_layer(summary)
     missing = [l for l in range(1, n_layers) if l not in by_layer]
@@ -582,9 +609,11 @@ def verdict_from_summary(summary:pd.DataFrame,   # a patching table (`SweepResul
     cs = s[(s.hook == "blocks.0.mixer.hook_conv_out") & s.position.astype(str).isin(CONV_POSITIONS)]
     conv = {str(r.position): float(r.association) for r in cs.itertuples()} or None
     ivs = verdict_intervals(examples, sorted(by_layer), seed=seed) if examples is not None and len(examples) else None
-    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, intervals=ivs, **thresholds)
+    acc_iv = accuracy_interval(accuracy, accuracy_n) if accuracy_n is not None else None
+    mech, why, layer, a = decide_mechanism(by_layer, accuracy, o_c, intervals=ivs, accuracy_interval=acc_iv, **thresholds)
     if ivs is None and mech != "unresolved": why += " (point estimates; no per-example data for intervals)"
-    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer, (ivs or {}).get(max(layer, 1)) if layer is not None else None)
+    return Verdict(mech, why, accuracy, o_c, a, conv, layer, by_layer, (ivs or {}).get(max(layer, 1)) if layer is not None else None,
+                   thresholds.get("min_accuracy", 0.5), acc_iv)
 
 def mechanism_verdict(model:LanguageModel, tokens, positions, classes:dict, accuracy:float | None = None,
                       seed:int=0, **thresholds) -> Verdict:
@@ -594,6 +623,7 @@ def mechanism_verdict(model:LanguageModel, tokens, positions, classes:dict, accu
     if accuracy is None:
         acc_logits = model.logits(model.hidden(tokens)[torch.arange(len(tokens)), positions["query"]])
         accuracy = (acc_logits.argmax(-1) == _answers(tokens, positions)).float().mean().item()
+        thresholds.setdefault("accuracy_n", len(tokens))
     return verdict_from_summary(res.summary, accuracy, len(model.blocks), examples=res.examples, seed=seed, **thresholds)
 
 # %% ../nbs/06_interventions.ipynb #51bde1e4

@@ -23,7 +23,8 @@ from .model import ModelConfig, n_params
 from .tasks import task_preset, build_datasets, token_classes, query_view, answer_pairs, MQARConfig
 from .runs import ExperimentConfig, TrainConfig, apply_overrides
 from .train import train, experiment_preset
-from .interventions import Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, CONV_POSITIONS, VERDICT_POSITIONS
+from .interventions import (Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, min_accuracy_for,
+                                    CONV_POSITIONS, VERDICT_POSITIONS)
 from .sweep import PAPER_LRS
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 
@@ -269,7 +270,9 @@ def dissect_model(model, ds, n:int=256, seed:int=0, query:int|None=None) -> dict
     sites += [s for s in verdict_sites(model) if s not in sites]
     res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=token_classes(ds.config), seed=seed)
     acc = _accuracy_at(model, ds.tokens, pos)
-    v = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed)
+    gate, _ = min_accuracy_for(ds)                                   # 0.5 on AR and MQAR; on ATR its no-retrieval baseline + MIN_GAIN
+    v = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed,
+                             accuracy_n=len(ds), min_accuracy=gate)
     layer = max(v.layer or 1, 1)
     ci = {p: v.interval[p] for p in VERDICT_POSITIONS if p in v.interval} if v.interval else {}
     s = res.summary[res.summary.corruption == "key"]
