@@ -27,9 +27,9 @@ from .fast_patching import SuffixPlan, Progress, gradient_screen, answer_scores,
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'MIN_GAIN', 'CONV_POSITIONS', 'resolve_positions', 'Site',
            'corrupt_tokens', 'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult',
            'patch_sweep', 'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook',
-           'upgrade_hook', 'Verdict', 'accuracy_interval', 'min_accuracy_for', 'association_interval',
-           'verdict_intervals', 'decide_mechanism', 'conv_hook', 'verdict_sites', 'verdict_from_summary',
-           'mechanism_verdict', 'MechanismLogger', 'parse_site']
+           'upgrade_hook', 'Verdict', 'accuracy_interval', 'retrieval_floors', 'min_accuracy_for',
+           'association_interval', 'verdict_intervals', 'decide_mechanism', 'conv_hook', 'verdict_sites',
+           'verdict_from_summary', 'mechanism_verdict', 'MechanismLogger', 'parse_site']
 
 # %% ../nbs/06_interventions.ipynb #a103529d
 _POS_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*?)\s*(?:([+-])\s*(\d+))?\s*$")
@@ -490,11 +490,19 @@ def accuracy_interval(accuracy:float, n:int, level:float=0.95) -> tuple[float, f
     mid, half = accuracy + z * z / (2 * n), z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
     return (max(0.0, (mid - half) / (1 + z * z / n)), min(1.0, (mid + half) / (1 + z * z / n)))
 
-def min_accuracy_for(ds, min_gain:float=MIN_GAIN, floor:float=0.5) -> tuple[float, float | None]:
-    "(gate, baseline): `floor` on AR; on ATR the stronger of the no-retrieval and local baselines on `ds` (fitted on its reference split) plus `min_gain`."
-    if not isinstance(ds.config, ATRConfig): return floor, None
+def retrieval_floors(ds) -> dict:
+    "Accuracy on `ds` of three ways to answer ATR without finding the query's parent (lookups fitted on its reference split)."
     ref = ds.reference if ds.reference is not None else ds
-    base = max(no_retrieval_accuracy(ref, ds), no_retrieval_accuracy(ref, ds, use_last=True))
+    rows = torch.arange(len(ds))
+    last = ds.tokens[rows, ds.positions["divider"] - 1]                          # (n,) the last context token: the root
+    return {"query token": no_retrieval_accuracy(ref, ds),                      # most frequent answer given the query token
+            "query and last token": no_retrieval_accuracy(ref, ds, use_last=True),
+            "copy the last token": (last == ds.tokens[rows, ds.positions["answer"]]).double().mean().item()}
+
+def min_accuracy_for(ds, min_gain:float=MIN_GAIN, floor:float=0.5) -> tuple[float, float | None]:
+    "(gate, baseline): `floor` on AR; on ATR the strongest of its `retrieval_floors` plus `min_gain`."
+    if not isinstance(ds.config, ATRConfig): return floor, None
+    base = max(retrieval_floors(ds).values())
     return base + min_gain, base
 
 def association_interval(examples:pd.DataFrame, site:str, corruption:str="key", n_boot:int=1000,
