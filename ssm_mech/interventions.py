@@ -27,7 +27,7 @@ from .fast_patching import SuffixPlan, Progress, gradient_screen, answer_scores,
 __all__ = ['HOOK_GLOSSARY', 'RENAMED_HOOKS', 'VERDICT_POSITIONS', 'MIN_GAIN', 'CONV_POSITIONS', 'resolve_positions', 'Site',
            'corrupt_tokens', 'hooks_removed_after', 'cache_activations', 'patched', 'forward_from', 'SweepResult',
            'patch_sweep', 'per_query_sweep', 'all_sites', 'resid_sites', 'attribution_sweep', 'describe_hook',
-           'upgrade_hook', 'Verdict', 'accuracy_interval', 'retrieval_floors', 'min_accuracy_for',
+           'upgrade_hook', 'Verdict', 'accuracy_interval', 'retrieval_floors', 'accuracy_gate', 'min_accuracy_for',
            'association_interval', 'verdict_intervals', 'decide_mechanism', 'conv_hook', 'verdict_sites',
            'verdict_from_summary', 'mechanism_verdict', 'MechanismLogger', 'parse_site']
 
@@ -474,7 +474,7 @@ class Verdict:
     layer: int | None = None            # the layer at whose input the rule was read (None: 1-layer model)
     by_layer: dict | None = None        # {layer: {'value': .., 'key': .., 'query': ..}} for every layer >= 1
     interval: dict | None = None        # 95% bootstrap intervals at `layer`: {'value': (lo, hi), .., 'value-key': (lo, hi), ..}
-    min_accuracy: float = 0.5           # the accuracy gate the verdict was read with (`min_accuracy_for`)
+    min_accuracy: float = 0.5           # the accuracy gate the verdict was read with (`min_accuracy_for`; AR's default)
     accuracy_interval: tuple | None = None   # 95% Wilson interval of `accuracy` (None: the split size was not given)
     def __str__(self): return f"{self.mechanism} ({self.reason})"
 
@@ -498,6 +498,14 @@ def retrieval_floors(ds) -> dict:
     return {"query token": no_retrieval_accuracy(ref, ds),                      # most frequent answer given the query token
             "query and last token": no_retrieval_accuracy(ref, ds, use_last=True),
             "copy the last token": (last == ds.tokens[rows, ds.positions["answer"]]).double().mean().item()}
+
+def accuracy_gate(accuracy:float, min_accuracy:float, interval:tuple | None = None) -> str | None:
+    "Why a verdict is unresolved on accuracy alone (below `min_accuracy`, or its `interval` reaching below it); None if it passes."
+    if accuracy < min_accuracy: return f"accuracy {accuracy:.2f} < {min_accuracy:.3g}: the task is not solved"
+    if interval is not None and not interval[0] >= min_accuracy:
+        return (f"accuracy {accuracy:.2f}, but its 95% interval [{interval[0]:.2f}, {interval[1]:.2f}] "
+                f"reaches below {min_accuracy:.3g}: too close to call whether the task is solved")
+    return None
 
 def min_accuracy_for(ds, min_gain:float=MIN_GAIN, floor:float=0.5) -> tuple[float, float | None]:
     "(gate, baseline): `floor` on AR; on ATR the strongest of its `retrieval_floors` plus `min_gain`."
@@ -554,10 +562,7 @@ def decide_mechanism(by_layer:dict,          # {layer: {'value': a, 'key': a, 'q
     decide = next((l for l in reversed(layers) if not q_has_it(by_layer[l])), 0) if layers else None
     shown = by_layer.get(max(decide, 1)) if decide is not None else None
     nums = lambda a: f"value {a['value']:.2f}, key {a['key']:.2f}, query {a['query']:.2f}"
-    if accuracy < min_accuracy: return "unresolved", f"accuracy {accuracy:.2f} < {min_accuracy:.3g}: the task is not solved", decide, shown
-    if accuracy_interval is not None and not accuracy_interval[0] >= min_accuracy:
-        return "unresolved", (f"accuracy {accuracy:.2f}, but its 95% interval [{accuracy_interval[0]:.2f}, {accuracy_interval[1]:.2f}] "
-                              f"reaches below {min_accuracy:.3g}: too close to call whether the task is solved"), decide, shown
+    if (why := accuracy_gate(accuracy, min_accuracy, accuracy_interval)): return "unresolved", why, decide, shown
     if o_minus_c < min_effect: return "unresolved", f"O - C = {o_minus_c:.2f} < {min_effect}: the corruption barely matters", decide, shown
     if decide is None: return "unresolved", "one layer: no residual stream between mixing layers to patch", None, None
     a = shown

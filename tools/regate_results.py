@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ssm_mech.interventions import accuracy_interval, min_accuracy_for
+from ssm_mech.interventions import accuracy_gate, accuracy_interval, min_accuracy_for
 from ssm_mech.runs import ExperimentConfig
 from ssm_mech.tasks import build_datasets
 
@@ -48,19 +48,18 @@ def regate(folder:Path) -> list:
         raw = yaml.safe_load((folder / "configs" / f"{mf.stem}.yaml").read_text())
         if raw["task"].get("task") != "atr": continue
         m = json.loads(mf.read_text())
+        if "min_accuracy" in m and "regated" not in m: continue                    # dissected under the gate already
         if m.get("split", "test") != "test": sys.exit(f"{mf}: dissected on {m.get('split')!r}, this script reads test-split verdicts only")
         gate, base, n = gate_of(raw)
         lo, hi = accuracy_interval(m["accuracy"], n)
         before = m.get("regated", {}).get("before", {"mechanism": m["mechanism"], "reason": m["reason"]})
-        if lo >= gate:
-            if before["reason"].startswith("accuracy ") and before["mechanism"] == "unresolved":
+        why = accuracy_gate(m["accuracy"], gate, (lo, hi))                          # the verdict rule's own accuracy check
+        if why is None:
+            if before["mechanism"] == "unresolved" and accuracy_gate(m["accuracy"], 0.5) is not None:
                 sys.exit(f"{mf}: unresolved for accuracy under the 0.5 gate, but clears the ATR gate {gate:.3f}: re-dissect this run")
             mech, reason = before["mechanism"], before["reason"]
-        elif m["accuracy"] < gate:
-            mech, reason = "unresolved", f"accuracy {m['accuracy']:.2f} < {gate:.3g}: the task is not solved"
         else:
-            mech, reason = "unresolved", (f"accuracy {m['accuracy']:.2f}, but its 95% interval [{lo:.2f}, {hi:.2f}] reaches below "
-                                          f"{gate:.3g}: too close to call whether the task is solved")
+            mech, reason = "unresolved", why
         if mech != before["mechanism"]: changed.append((mf.stem, before["mechanism"], mech))
         m.update(mechanism=mech, reason=reason, min_accuracy=gate, baseline=base, accuracy_interval=[lo, hi],
                  regated={"rule": "min_accuracy_for: the strongest retrieval floor + MIN_GAIN, with a 95% Wilson interval",
