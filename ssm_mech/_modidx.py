@@ -672,4 +672,5 @@ d = { 'settings': { 'branch': 'main',
                               'ssm_mech.viz.plot_restoration_heatmaps': ('viz.html#plot_restoration_heatmaps', 'ssm_mech/viz.py'),
                               'ssm_mech.viz.point_of': ('viz.html#point_of', 'ssm_mech/viz.py'),
                               'ssm_mech.viz.restoration_grid': ('viz.html#restoration_grid', 'ssm_mech/viz.py'),
-                              'ssm_mech.viz.strip_html': ('viz.html#strip_html', 'ssm_mech/viz.py')}}}
+                              'ssm_mech.viz.strip_html': ('viz.html#strip_html', 'ssm_mech/viz.py'),
+                              'ssm_mech.viz.with_interval': ('viz.html#with_interval', 'ssm_mech/viz.py')}}}

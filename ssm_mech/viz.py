@@ -24,9 +24,9 @@ from .results import best_over_lr, final_metrics, need_columns
 
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'CORRUPTIONS', 'METHODS', 'mixer_colors', 'mixer_marker',
-           'model_table', 'md_table', 'plot_accuracy_vs_width', 'plot_association_scatter', 'plot_position_boxes',
-           'point_of', 'restoration_grid', 'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size',
-           'plot_curves', 'Explorer', 'strip_html']
+           'model_table', 'md_table', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter',
+           'plot_position_boxes', 'point_of', 'restoration_grid', 'plot_restoration_heatmap',
+           'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'Explorer', 'strip_html']
 
 # %% ../nbs/08_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
@@ -96,6 +96,21 @@ def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
     num = ([False] if index else []) + [df[c].dtype.kind in "iuf" for c in df.columns]   # numbers right, text left
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if n else ":---" for n in num) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
     return Markdown("\n".join(lines))
+
+# %% ../nbs/08_viz.ipynb #40e6fb81
+def with_interval(row,                    # one model's row: `model_table` or `collect` output with `mech.*` columns
+                  pos:str|None=None,      # a named position: its association; None: the accuracy `acc_col`
+                  acc_col:str="test_acc", # the accuracy column read when `pos` is None
+                  digits:int=2,
+                  ) -> str:
+    "A value with the 95% interval stored beside it, as '0.88 [0.86, 0.90]'."
+    v, iv = ((row[f"mech.association.{pos}"], row[f"mech.interval.{pos}"]) if pos
+             else (row[acc_col], row["mech.accuracy_interval"]))
+    if isinstance(iv, str): iv = json.loads(iv)
+    if iv is None or (isinstance(iv, float) and np.isnan(iv)):
+        raise ValueError(f"row {row.get('run_id', '?')!r} stores no interval for {pos or acc_col!r} (dissect it with this version)")
+    lo, hi = iv
+    return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 # %% ../nbs/08_viz.ipynb #6578275a
 def plot_accuracy_vs_width(df,                      # `collect` output or `best_over_lr` output
