@@ -97,7 +97,7 @@ def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if n else ":---" for n in num) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
     return Markdown("\n".join(lines))
 
-# %% ../nbs/08_viz.ipynb #40e6fb81
+# %% ../nbs/08_viz.ipynb #0aedf2bd
 def with_interval(row,                    # one model's row: `model_table` or `collect` output with `mech.*` columns
                   pos:str|None=None,      # a named position: its association; None: the accuracy `acc_col`
                   acc_col:str="test_acc", # the accuracy column read when `pos` is None
