@@ -327,7 +327,10 @@ def plot_curves(df,                        # `collect` output
                 runs:dict|None=None,       # {run_id: label}: the runs to draw, in this order; default every run
                 split:str="dev", metric:str="acc",
                 chance:float|None=None,    # a dotted reference line, e.g. 1/16 for one of AR's 16 values at random
-                ax=None):
+                ax=None,
+                colors:dict|None=None,     # {run_id: colour}; default: matplotlib's colour cycle
+                legend:bool=True,          # draw the legend (outside, on the right)
+                **line_kw):                # passed to every line, e.g. alpha=0.5 or ls=":" (replacing the dashes of a running run)
     "`split` `metric` against the step, one line per run; dashed while a run has not finished. Returns the axes."
     need_columns(df, ["run_id", "step", "split", "metric", "value", "status"])
     d = df[(df["split"] == split) & (df["metric"] == metric)]
@@ -341,10 +344,11 @@ def plot_curves(df,                        # `collect` output
     for rid, label in runs.items():
         g = d[d["run_id"] == rid].sort_values("step")
         running = (g["status"] != "finished").any()
-        ax.plot(g["step"], g["value"], ls="--" if running else "-", label=label + (" (running)" if running else ""))
+        ax.plot(g["step"], g["value"], color=(colors or {}).get(rid), label=label + (" (running)" if running else ""),
+                **{"ls": "--" if running else "-", **line_kw})
     if chance is not None: ax.axhline(chance, ls=":", color="grey", lw=1)
     ax.set(xlabel="step", ylabel=f"{split} {'accuracy' if metric == 'acc' else metric}")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    if legend: ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return ax
 
 # %% ../nbs/08_viz.ipynb #cc54f36b
