@@ -16,7 +16,7 @@ from .runs import ConfigError, Run
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev',
-           'mechanism_filter', 'first_step_at', 'widest_interval']
+           'mechanism_filter', 'run_curve', 'first_step_at', 'widest_interval']
 
 # %% ../nbs/07b_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -109,6 +109,13 @@ def mechanism_filter(df, min_effect:float=0.1, column:str|None=None):
     return df[df[cands[0]].astype(float) > min_effect]
 
 # %% ../nbs/07b_results.ipynb #7b0f5a02
+def run_curve(df,                          # `collect` output (tidy: one row per run x step x split x metric)
+              run_id:str, split:str="dev", metric:str="acc") -> pd.Series:
+    "One run's `split` `metric` at each logged step, indexed by step in order (empty where it logged none)."
+    need_columns(df, ["run_id", "step", "split", "metric", "value"])
+    d = df[(df["run_id"] == run_id) & (df["split"] == split) & (df["metric"] == metric)]
+    return d.set_index("step")["value"].sort_index()
+
 def first_step_at(df,                      # `collect` output (tidy: one row per run x step x split x metric)
                   threshold:float=0.5, split:str="dev", metric:str="acc") -> pd.Series:
     "Per run_id, the first logged step at which `split` `metric` reaches `threshold` (runs that never do are absent)."
