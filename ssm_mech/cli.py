@@ -12,10 +12,11 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from .core import trust_mixer
 from .tasks import PRESETS as TASK_PRESETS
-from .runs import ConfigError, ExperimentConfig, Run, apply_overrides
-from .train import EXPERIMENT_PRESETS, experiment_preset, evaluate
-from .results import collect, final_metrics
+from .runs import ConfigError, ExperimentConfig, Run, apply_overrides, inside, sweep_run
+from .train import EXPERIMENT_PRESETS, experiment_preset, evaluate, sigterm_as_interrupt
+from .results import collect, final_metrics, read_runs_csv
 from .experiments import dissect_run, run_experiment
 from .sweep import SWEEP_PRESETS, load_sweep, run_sweep
 
@@ -90,14 +91,17 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--overwrite", action="store_true", help="replace the run in --run-dir")
     t.add_argument("--dissect", action="store_true", help="run the mechanistic evaluation afterwards")
     t.add_argument("--no-progress", action="store_true", help="no progress bar (redirected output gets plain periodic lines anyway)")
+    _allow_mixer(t)
     e = sub.add_parser("eval", help="evaluate a finished run")
     e.add_argument("run_dir", help="a run directory written by train (holds final.safetensors)")
     e.add_argument("--split", default="test", choices=["dev", "test", "train"], help="which split (default: test)")
+    _allow_mixer(e)
     s = sub.add_parser("dissect", help="mechanistic evaluation of a finished run")
     s.add_argument("run_dir", help="a run directory written by train (holds final.safetensors)")
     s.add_argument("--sites", nargs="*", default=None, help="hook@position, e.g. blocks.1.hook_resid_pre@value")
     s.add_argument("--n", type=int, default=512, help="examples for the interventions, >= 1 (default: 512)")
     s.add_argument("--split", default="test", choices=["dev", "test"], help="which split the examples come from (default: test)")
+    _allow_mixer(s)
     w = sub.add_parser("sweep", help="run a sweep (grid of experiments)")
     w.add_argument("sweep", help="sweep preset name or YAML file")
     w.add_argument("--dir", default=None, help="sweep directory (default: runs/sweeps/<name>)")
@@ -108,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--pack", type=int, default=1, help="train up to K compatible runs (differing in lr/seed) as one packed model")
     w.add_argument("--dissect", action="store_true", help="dissect every run after training")
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _allow_mixer(w)
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
     c.add_argument("sweep_dir", help="a directory written by sweep")
     r = sub.add_parser("report-card", help="check a new mixer, train and dissect it on AR, ATR and MQAR, write its report")
@@ -117,10 +122,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="report folder (default: report_card_<name>)")
     r.add_argument("--name", default=None, help="name of the mixer in the report (default: its class name)")
     r.add_argument("--pos-emb", action=argparse.BooleanOptionalAction, default=None, help="learned positions (default: none, as the paper's non-attention mixers)")
-    r.add_argument("--runs", default=None, help="keep the trained runs in this folder")
+    r.add_argument("--runs", default=None, help="keep the trained runs in this folder, in a subfolder per mixer")
     r.add_argument("--results", default=None, help="folder of the stored zoo results (default: ./results)")
     r.add_argument("--no-progress", action="store_true")
     return p
+
+def _allow_mixer(sub):
+    sub.add_argument("--allow-mixer", action="append", default=[], metavar="MODULE:CLASS",
+                     help="trust this mixer class (import it, also from the working directory), so that a config or run may "
+                          "name it as model.mixer; repeatable. Nothing a config or run names is imported otherwise")
 
 def _describe_task(t) -> str:
     "One line about a task config."
@@ -160,7 +170,8 @@ def main(argv=None) -> int:
     except SystemExit as e: return e.code
     pd.set_option("display.width", 160); pd.set_option("display.max_columns", 20)
     fail = lambda msg, code: (print(f"ssm-mech {args.cmd}: {msg}", file=sys.stderr), code)[1]
-    try: return _run(args)
+    try:
+        with sigterm_as_interrupt(): return _run(args)       # SIGTERM (kill, a scheduler's time limit) ends it as Ctrl-C does
     except KeyboardInterrupt:
         return fail("interrupted" + ("; the run is marked interrupted: continue it with --resume" if args.cmd == "train" else ""), 130)
     except (ValueError, FileExistsError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as e:
@@ -171,6 +182,7 @@ def main(argv=None) -> int:
         return fail(f"error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""), 2)
 
 def _run(args) -> int:
+    _trust(getattr(args, "allow_mixer", None) or [])
     if args.cmd == "demo":
         table = demo(args.out, steps=args.steps, n=args.n, progress=not args.no_progress, overwrite=args.overwrite)
         print("\n" + table.to_string())
@@ -187,6 +199,7 @@ def _run(args) -> int:
     elif args.cmd == "eval":
         run = Run(args.run_dir).require_finished()
         cfg, model, ds = run.config, run.model(), run.dataset(args.split)
+        _warn_edited(run, "eval")
         if model.config.vocab_size < cfg.task.vocab_size:
             raise ConfigError(f"checkpoint vocabulary ({model.config.vocab_size}) is smaller than the task's ({cfg.task.vocab_size})")
         print(json.dumps({args.split: evaluate(model, ds)}, indent=1))
@@ -202,10 +215,15 @@ def _run(args) -> int:
             print(f"ssm-mech sweep: {s['failed']} of {s['total']} runs failed (see {sweep_dir / 'runs.csv'} and each run's log.txt)", file=sys.stderr)
             return 1
     elif args.cmd == "collect":
+        runs = _sweep_runs(Path(args.sweep_dir))       # ids from runs.csv confined to runs/<id>, before collect reads them
         df = collect(args.sweep_dir)
         print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
         fm = final_metrics(df)
         if len(fm): print(fm.head(40).to_string())
+        edited = [r.path.name for r in runs if r.config_edited]
+        if edited: print(f"ssm-mech collect: warning: the config.yaml of {len(edited)} run(s) was edited after the run finished "
+                         f"({', '.join(edited[:10])}{' ...' if len(edited) > 10 else ''}): their config columns show the edited values, "
+                         "not the trained ones", file=sys.stderr)
     elif args.cmd == "report-card":
         from ssm_mech.report import report_card
         if str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))   # MODULE:CLASS from the working directory
@@ -216,7 +234,26 @@ def _run(args) -> int:
         print(f"report card written to {card.path}/report.html ({card.seconds / 60:.1f} min)")
     return 0
 
+def _trust(paths:list):
+    "Trust the mixer classes named with --allow-mixer (importable from the working directory too)."
+    if paths and str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))
+    for path in paths: trust_mixer(path)
+
+def _warn_edited(run:Run, cmd:str):
+    "One line on stderr if the run's config.yaml was edited after it finished."
+    if run.config_edited:
+        print(f"ssm-mech {cmd}: warning: {run.config_file} was edited after the run finished (it differs from the config whose "
+              "hash run.json keeps): the model is the trained one, the task and config are the edited ones", file=sys.stderr)
+
+def _sweep_runs(d:Path) -> list[Run]:
+    "The runs of sweep directory `d` (listed in runs.csv or under runs/); `ConfigError` for an id or a file that leads outside it."
+    inside(d, "results.csv", what="sweep directory")
+    ids = [r.get("id") for r in read_runs_csv(inside(d, "runs.csv", what="sweep directory"))]
+    ids += sorted(p.name for p in inside(d, "runs", what="sweep directory").glob("*") if p.is_dir() or p.is_symlink())
+    return [sweep_run(d, rid) for rid in dict.fromkeys(ids)]
+
 def _print_dissect(run_dir, n, split, sites):
+    _warn_edited(Run(run_dir), "dissect")
     r = dissect_run(run_dir, n=n, split=split, sites=sites)
     print(f"mechanism: {r['mechanism']} ({r['reason']})")
     print(f"accuracy {r['accuracy']:.3f}, O - C {r['o_minus_c']:.3f}; wrote patching.csv, mechanism.json, association.png to {run_dir}")

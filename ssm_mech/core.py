@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #01bbbbbb
 from __future__ import annotations
-import copy, importlib, inspect, math, os, tempfile
+import copy, importlib, inspect, math, os, re, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -17,10 +17,11 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
-           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'import_mixer', 'SuffixCache',
-           'take_rows', 'seq_full', 'causal_mask', 'seq_rows', 'seq_before', 'out_at', 'at_out', 'seq_linear',
-           'seq_state', 'record_times', 'record_state', 'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv',
-           'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
+           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'UntrustedMixerError', 'trust_mixer',
+           'trusted_mixers', 'import_mixer', 'SuffixCache', 'take_rows', 'seq_full', 'causal_mask', 'seq_rows',
+           'seq_before', 'out_at', 'at_out', 'seq_linear', 'seq_state', 'record_times', 'record_state', 'states_at',
+           'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm', 'atomic_write',
+           'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("model",), ("runs",), ("train",),
@@ -65,7 +66,7 @@ class MixerSpec:
                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 _MIXERS: dict[str, MixerSpec] = {}
-BUILTIN_MIXER_MODULES = ["ssm_mech.mixers", "ssm_mech.recurrent"]
+BUILTIN_MIXER_MODULES = ["ssm_mech.mixers", "ssm_mech.recurrent", "ssm_mech.modern"]
 _BLOCKS = ("transformer", "mamba")
 
 # %% ../nbs/00_core.ipynb #f3f4e960
@@ -92,14 +93,20 @@ def mixer_names() -> list[str]:
     return sorted(_MIXERS)
 
 def get_mixer_spec(name:str) -> MixerSpec:
-    "The `MixerSpec` registered under `name` (or importable as `module:Class`), or a `ValueError` listing the valid names."
+    "The `MixerSpec` registered under `name`, or a `ValueError` listing the valid names; never imports anything (see `trust_mixer`)."
     _load_builtin_mixers()
-    if name not in _MIXERS and isinstance(name, str) and ":" in name:   # a mixer outside the package, by import path
-        obj = import_mixer(name)
-        register_mixer(name, block=getattr(obj, "mixer_block", "transformer"))(obj)
-    if name not in _MIXERS:
-        raise ValueError(f"unknown mixer {name!r}; valid mixers: {', '.join(sorted(_MIXERS))}")
-    return _MIXERS[name]
+    if isinstance(name, str) and name in _MIXERS: return _MIXERS[name]
+    valid = ", ".join(sorted(_MIXERS))
+    if isinstance(name, str) and ":" in name:                   # code outside the package, named by data: not imported
+        hint = name if len(name) <= 100 and re.fullmatch(r"[\w.]+:[\w.]+", name) else "MODULE:CLASS"
+        raise UntrustedMixerError(f"model.mixer={_clip(name)} names code outside ssm_mech, which is imported only when you "
+                                  f"trust it: pass --allow-mixer {hint} on the command line, or call "
+                                  f"ssm_mech.core.trust_mixer({hint!r}) (or register_mixer) in Python first; registered mixers: {valid}")
+    raise ValueError(f"unknown mixer {_clip(name)}; valid mixers: {valid}")
+
+def _clip(v, n:int=100) -> str:
+    "`repr(v)`, cut to `n` characters: a value read from a file can be any size."
+    r = repr(v); return r if len(r) <= n else r[:n] + "..."
 
 # %% ../nbs/00_core.ipynb #c813d1d9
 def make_mixer(name:str, # a registered mixer name, see `mixer_names()`
@@ -122,20 +129,39 @@ def make_mixer(name:str, # a registered mixer name, see `mixer_names()`
 
 # %% ../nbs/00_core.ipynb #c0221a7d
 class MixerImportError(ValueError):
-    "A `module:Class` mixer path that cannot be imported."
+    "A `module:Class` mixer path that cannot be imported, or that names no `nn.Module` class."
+
+class UntrustedMixerError(ValueError):
+    "A `module:Class` mixer named by data (a config, a run) that this process was not told to trust; nothing was imported."
+
+_TRUSTED: list[str] = []   # the paths `trust_mixer` imported in this process, in order
+
+def trust_mixer(path:str) -> str: # 'package.module:Class', named by you (code, --allow-mixer), never read from data
+    "Import `path`, check that it is an `nn.Module` class and register it under `path`; the one place a mixer path is imported."
+    if isinstance(path, str) and path in _MIXERS: return path
+    obj = import_mixer(path)
+    if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
+        raise MixerImportError(f"mixer {_clip(path)} is a {type(obj).__name__}, not a torch.nn.Module class; only a mixer class "
+                               "is trusted (a function, a module or any other object is refused)")
+    register_mixer(path, block=getattr(obj, "mixer_block", "transformer"))(obj)
+    _TRUSTED.append(path)
+    return path
+
+def trusted_mixers() -> list[str]:
+    "The paths `trust_mixer` imported in this process (a sweep hands them to its worker processes)."
+    return list(_TRUSTED)
 
 def import_mixer(path:str) -> Callable:
-    "The class or factory named by `path` ('package.module:Class'), or `MixerImportError` saying what failed."
-    mod_name, sep, attr = str(path).partition(":")
+    "The object named by `path` ('package.module:Class'), imported, or `MixerImportError` saying what failed; only for paths you name (`trust_mixer`)."
+    mod_name, sep, attr = str(path).partition(":") if isinstance(path, str) else ("", "", "")
     if not (sep and mod_name and attr):
-        raise MixerImportError(f"mixer path {path!r} must look like MODULE:CLASS, e.g. mypkg.mixers:SlidingWindow")
+        raise MixerImportError(f"mixer path {_clip(path)} must look like MODULE:CLASS, e.g. mypkg.mixers:SlidingWindow")
     try: obj = importlib.import_module(mod_name)
-    except Exception as e:
+    except (Exception, SystemExit) as e:                          # a module that calls sys.exit on import, too
         raise MixerImportError(f"cannot import module {mod_name!r} of mixer {path!r}: {type(e).__name__}: {e}") from None
     for part in attr.split("."):
         if not hasattr(obj, part): raise MixerImportError(f"module {mod_name!r} has no attribute {attr!r} (mixer {path!r})")
         obj = getattr(obj, part)
-    if not callable(obj): raise MixerImportError(f"{path!r} is a {type(obj).__name__}, not a mixer class or factory")
     return obj
 
 # %% ../nbs/00_core.ipynb #f8914451

@@ -15,7 +15,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import save_file, load_file
 
-from .core import HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device, seq_full
+from .core import (HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device, seq_full,
+                           UntrustedMixerError)
 from .mixers import MLP
 
 # %% auto #0
@@ -25,7 +26,7 @@ __all__ = ['ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 
 @dataclass
 class ModelConfig:
     "Everything needed to build a `LanguageModel`."
-    mixer: str = "attention"     # registered mixer name, see `mixer_names()`
+    mixer: str = "attention"     # registered mixer name, see `mixer_names()` (a `module:Class` path once trusted: `trust_mixer`)
     d_model: int = 64            # width d
     n_layers: int = 2            # number of residual blocks
     vocab_size: int = 8196       # rows of the (tied) embedding
@@ -196,7 +197,8 @@ def load_model(path, device=None) -> LanguageModel:
     try: cfg = ModelConfig(**json.loads(meta.read_text())["model"])
     except (json.JSONDecodeError, KeyError, TypeError) as e:
         raise ValueError(f"checkpoint config {meta} is unreadable: {e}") from None
-    model = LanguageModel(cfg)
+    try: model = LanguageModel(cfg)                           # a registered mixer only: nothing the file names is imported
+    except UntrustedMixerError as e: raise UntrustedMixerError(f"checkpoint config {meta}: {e}") from None
     try: state = load_file(str(wts))
     except Exception as e: raise ValueError(f"checkpoint weights {wts} are corrupted: {e}") from None
     model.load_state_dict(check_state_dict(state, model.state_dict(), wts))

@@ -18,7 +18,7 @@ import torch.nn as nn
 import matplotlib.pyplot as plt
 
 from .core import (HookPoint, hook_points, register_mixer, get_mixer_spec, make_mixer, mixer_names,
-                   MixerImportError, BUILTIN_MIXER_MODULES, _MIXERS)
+                   MixerImportError, BUILTIN_MIXER_MODULES, _MIXERS, trust_mixer)
 from .model import ModelConfig, n_params
 from .tasks import task_preset, build_datasets, token_classes, query_view, answer_pairs, MQARConfig
 from .runs import ExperimentConfig, TrainConfig, apply_overrides
@@ -62,8 +62,8 @@ def resolve_mixer(mixer,                 # a registered name, 'module:Class', or
                   ) -> str:
     "The registry name of `mixer`, registering it if needed (`ReportCardError` if it cannot be used)."
     if isinstance(mixer, str):
+        if ":" in mixer: return trust_mixer(mixer)                # a path you named: imported (MixerImportError if it cannot be)
         try: get_mixer_spec(mixer)
-        except MixerImportError: raise
         except ValueError as e: raise ReportCardError(str(e)) from None
         return mixer
     if not callable(mixer):
@@ -449,7 +449,7 @@ def report_card(mixer,                          # a mixer class or factory, a re
                 overrides:list|dict|None=None,  # dotted overrides for every run, e.g. ["train.max_steps=50"]
                 lrs:tuple|None=None,            # learning rates (default: the scale's)
                 dissect_n:int|None=None,        # examples per dissection (default: the scale's)
-                runs_dir=None,                  # keep the trained runs here (default: a temporary folder, deleted)
+                runs_dir=None,                  # keep the trained runs in `runs_dir/<name>/` (default: a temporary folder, deleted)
                 results_dir=None,               # stored zoo results (default: ./results or the checkout's)
                 progress:bool=False, seed:int=0) -> ReportCard:
     "Check `mixer` against the contract, train and dissect it on AR, ATR and MQAR, and write its report folder."
@@ -465,7 +465,8 @@ def report_card(mixer,                          # a mixer class or factory, a re
         e.model.mixer = name; e.resolve()                         # bad kwargs or overrides fail here, early
         if overrides: apply_overrides(copy.deepcopy(e), overrides).resolve()
     out = Path(out or f"report_card_{name.replace(':', '_').replace('.', '_')}")
-    work = Path(runs_dir) if runs_dir else Path(tempfile.mkdtemp(prefix="report_card_runs_"))
+    slug = name.replace(':', '_').replace('.', '_').replace('/', '_')   # one folder per mixer: a second mixer never replaces the first's runs
+    work = Path(runs_dir) / slug if runs_dir else Path(tempfile.mkdtemp(prefix="report_card_runs_"))
     try:
         rows, mech = [], []
         for t in TASKS:

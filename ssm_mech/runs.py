@@ -6,14 +6,14 @@ Docs: https://ssm-mech.github.io/ssm_mech/runs.html.md"""
 
 # %% ../nbs/04b_runs.ipynb #a4b00004
 from __future__ import annotations
-import copy, csv, json, math, os, re, shutil, socket, sys, time
+import copy, csv, errno, hashlib, json, math, os, re, shutil, socket, sys, time
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .core import TMP_SUFFIX, _umask, atomic_write, pick_device
+from .core import TMP_SUFFIX, UntrustedMixerError, _umask, atomic_write, pick_device
 from .tasks import TASK_CONFIGS, build_datasets, task_config_from_dict
 from .model import ModelConfig, LanguageModel, load_model
 
@@ -21,9 +21,10 @@ try: import fcntl
 except ImportError: fcntl = None   # not POSIX: directory locks are not available
 
 # %% auto #0
-__all__ = ['STATUS_FILE', 'METRICS_FILE', 'LOCK_FILE', 'ConfigError', 'read_yaml', 'TrainConfig', 'ExperimentConfig',
-           'apply_overrides', 'config_node', 'parse_value', 'read_json', 'read_status', 'write_status', 'MetricsLog',
-           'Run', 'DirectoryLocked', 'DirLock', 'remove_temp_files', 'prepare_run_dir', 'clear_run_dir']
+__all__ = ['STATUS_FILE', 'METRICS_FILE', 'RUN_FILES', 'LOCK_FILE', 'ConfigError', 'read_yaml', 'TrainConfig', 'ExperimentConfig',
+           'apply_overrides', 'config_node', 'parse_value', 'inside', 'sweep_run', 'open_append', 'read_json',
+           'read_status', 'config_hash', 'write_status', 'MetricsLog', 'Run', 'DirectoryLocked', 'DirLock',
+           'remove_temp_files', 'prepare_run_dir', 'clear_run_dir']
 
 # %% ../nbs/04b_runs.ipynb #a4b00007
 class ConfigError(ValueError):
@@ -153,6 +154,7 @@ class ExperimentConfig:
         if cfg.model.vocab_size is None: cfg.model.vocab_size = task_vocab
         if not isinstance(cfg.model.mixer, str): raise ConfigError(f"model.mixer must be a mixer name, got {cfg.model.mixer!r}")
         try: cfg.model.validate()
+        except UntrustedMixerError: raise                           # its own class: a sweep refuses it whole
         except ValueError as e: raise ConfigError(str(e)) from None
         cfg.train.validate()
         cfg.model.pos_emb = cfg.model.uses_pos_emb
@@ -235,6 +237,45 @@ def parse_value(v:str):
     try: return yaml.safe_load(v)
     except yaml.YAMLError: return v
 
+# %% ../nbs/04b_runs.ipynb #b32a0002
+def _plain_name(s) -> bool:
+    "Whether `s` names an entry of a directory (not '.', '..', a path or an absolute path)."
+    return isinstance(s, str) and s not in ("", ".", "..") and not re.search(r"[/\\\x00]", s)
+
+def inside(root,                          # a run or sweep directory (as you gave it; it may itself be a link)
+           *parts:str,                    # plain names below it, e.g. "runs", a run id, "log.txt"
+           what:str="directory") -> Path: # what `root` is, for the message
+    "`root/parts...`, or `ConfigError` naming a part that is not a plain name or is a symbolic link: what the tool touches stays in `root`."
+    p = Path(root)
+    for part in parts:
+        if not _plain_name(part):
+            raise ConfigError(f"{what} {root}: {_short(part)} is not a plain name (no '/', '\\', '..' or absolute path), "
+                              "so it would lead outside the directory")
+        p = p / part
+        if p.is_symlink():
+            raise ConfigError(f"{what} {root}: {p.relative_to(root)} is a symbolic link (to {_short(os.readlink(p))}); ssm-mech "
+                              "reads and writes only inside the directory and does not follow it: replace the link by a real file or folder")
+    return p
+
+def sweep_run(sweep_dir,                  # a sweep directory
+              run_id:str) -> Run:         # an id read from its runs.csv (data: it may say anything)
+    "The run `sweep_dir/runs/<run_id>`; `ConfigError` if the id is not a plain name or a part of the path is a symbolic link."
+    if not _plain_name(run_id):
+        raise ConfigError(f"sweep directory {sweep_dir}: runs.csv names the run id {_short(run_id)}, which is not a plain name "
+                          "(a run lives in runs/<id>); fix or delete that row")
+    return Run(inside(sweep_dir, "runs", run_id, what="sweep directory"))
+
+def open_append(path, newline:str|None=None):
+    "`open(path, 'a')` that refuses (`ConfigError` naming it) a symbolic link instead of appending where it points."
+    path = Path(path)
+    msg = lambda: f"{path} is a symbolic link; ssm-mech appends only to a real file inside the directory: replace the link"
+    if path.is_symlink(): raise ConfigError(msg())
+    try: fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)  # the umask applies
+    except OSError as e:
+        if e.errno == errno.ELOOP: raise ConfigError(msg()) from None   # a link made since the check
+        raise
+    return open(fd, "a", newline=newline)
+
 # %% ../nbs/04b_runs.ipynb #d0aefb93
 STATUS_FILE, METRICS_FILE = "run.json", "metrics.csv"
 
@@ -253,8 +294,20 @@ def read_status(run_dir) -> dict:
     if not isinstance(st, dict): raise ConfigError(f"status file {p} must hold a JSON object, got {_short(st)}; delete or restore it")
     return st
 
+def config_hash(config) -> str | None: # a config dict, or the path of a config YAML file
+    "SHA-256 of what a config says (its name, a label, left out; YAML layout ignored); None for a file that is missing or not a YAML mapping."
+    if not isinstance(config, dict):
+        try: config = yaml.safe_load(Path(config).read_bytes().decode("utf-8"))
+        except (OSError, ValueError, yaml.YAMLError): return None
+        if not isinstance(config, dict): return None
+    try: body = json.dumps({k: v for k, v in config.items() if k != "name"}, sort_keys=True, default=str)
+    except (TypeError, ValueError): return None
+    return hashlib.sha256(body.encode()).hexdigest()
+
 def write_status(run_dir, **kw):
-    "Merge `kw` into `run_dir/run.json` (written atomically)."
+    "Merge `kw` into `run_dir/run.json` (written atomically); marking a run finished also keeps the hash of its `config.yaml`."
+    if kw.get("status") == "finished" and "config_sha256" not in kw:
+        kw["config_sha256"] = config_hash(Path(run_dir) / "config.yaml")   # what was trained, to notice a later edit
     st = {**read_status(run_dir), **kw}
     atomic_write(Path(run_dir) / STATUS_FILE, lambda t: Path(t).write_text(json.dumps(st, indent=1)))
 
@@ -272,7 +325,7 @@ class MetricsLog:
         atomic_write(self.path, _w)
     def log(self, step:int, split:str, values:dict):
         new = not self.path.exists()
-        with open(self.path, "a", newline="") as f:
+        with open_append(self.path, newline="") as f:
             w = csv.writer(f)
             if new: w.writerow(self.header)
             for k, v in values.items(): w.writerow([step, split, k, f"{float(v):.8g}"])
@@ -281,6 +334,9 @@ class MetricsLog:
         with open(self.path, newline="") as f: return list(csv.DictReader(f))
 
 # %% ../nbs/04b_runs.ipynb #a4b00013
+RUN_FILES = ("config.yaml", STATUS_FILE, METRICS_FILE, "checkpoints", "final.safetensors", "final.json", "patching.csv",
+             "mechanism.json", "association.png", "log.txt")   # what the tool writes in a run directory (the lock aside)
+
 @dataclass(frozen=True)
 class Run:
     "A run directory: its files by name, and what is in them."
@@ -314,10 +370,17 @@ class Run:
         "The dissection verdict (`mechanism.json`), if the run was dissected."
         return read_json(self.mechanism_file, "mechanism file") if self.mechanism_file.exists() else None
 
+    @property
+    def config_edited(self) -> bool | None:
+        "Whether `config.yaml` differs from the config the run finished with (the hash `run.json` keeps); None if none is kept."
+        try: kept = self.status.get("config_sha256")
+        except ConfigError: return None
+        return None if not kept else config_hash(self.config_file) != kept
+
     def write_status(self, **kw): write_status(self.path, **kw)
     def lock(self) -> DirLock:
-        "The exclusive lock of this run directory (a context manager); see `DirLock`."
-        return DirLock(self.path, "run directory")
+        "The exclusive lock of this run directory (a context manager; `DirLock`), refused if a file it writes is a symbolic link."
+        return DirLock(self.path, "run directory", names=RUN_FILES)
 
     def require_finished(self) -> Run:
         "This run, or `FileNotFoundError` if it has no final weights."
@@ -350,8 +413,10 @@ _HELD: dict[str, list] = {}   # resolved path -> [fd, depth] of the locks this p
 
 class DirLock:
     "Exclusive, re-entrant lock of a run or sweep directory (created if needed); use as a context manager."
-    def __init__(self, path, what:str="run directory"):
-        self.path, self.what, self.stale, self._created = Path(path), what, None, []
+    def __init__(self, path,                  # the directory
+                 what:str="run directory",    # what it is, for messages
+                 names:tuple=()):             # entries that must not be symbolic links (what the holder will write)
+        self.path, self.what, self.names, self.stale, self._created = Path(path), what, tuple(names), None, []
 
     def acquire(self) -> DirLock:
         key = str(self.path.resolve())
@@ -360,8 +425,13 @@ class DirLock:
         st = self.path.stat(); self._before = ({p.name for p in self.path.iterdir()}, st.st_atime_ns, st.st_mtime_ns)
         lock = self.path / LOCK_FILE
         while True:
-            try: fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
-            except OSError as e: self._undo(); raise ConfigError(f"{self.what} {self.path}: cannot create its lock file ({e.strerror})") from None
+            try:
+                inside(self.path, LOCK_FILE, what=self.what)            # a link would be truncated below
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666 & ~_umask())
+            except ConfigError: self._undo(); raise
+            except OSError as e:
+                why = "it is a symbolic link; delete it" if e.errno == errno.ELOOP else e.strerror
+                self._undo(); raise ConfigError(f"{self.what} {self.path}: cannot create its lock file ({why})") from None
             if fcntl is None: break
             try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -379,6 +449,9 @@ class DirLock:
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
         os.ftruncate(fd, 0); os.pwrite(fd, json.dumps(me).encode(), 0)
         _HELD[key] = [fd, 1]; self._key = key
+        try:
+            for n in self.names: inside(self.path, n, what=self.what)
+        except ConfigError: self.release(); raise
         return self
 
     def release(self):
@@ -452,6 +525,9 @@ def prepare_run_dir(run:Run,                # the run directory; the caller hold
     d = run.path
     if resume and overwrite: raise ConfigError(f"resume and overwrite exclude each other: resume continues the run in {d}, overwrite replaces it")
     files = lambda: [p for p in d.iterdir() if p.name != LOCK_FILE] if d.is_dir() else []
+    if overwrite and files() and not run.status_file.is_file():   # run.json marks a run; anything else is someone's data
+        raise ConfigError(f"run directory {d} holds files but no {STATUS_FILE}, so it is not a run: overwrite deletes only a run "
+                          "directory; give another run directory, or empty this one yourself")
     status = {} if overwrite else run.status
     if files() and not overwrite:
         tmp = remove_temp_files(d)              # a kill during a write leaves these; we hold the lock, so they are stale
@@ -467,6 +543,9 @@ def prepare_run_dir(run:Run,                # the run directory; the caller hold
     if resume and (run.status_file.exists() or run.checkpoints.exists() or run.finished):   # a run was started here
         if not run.config_file.exists():
             raise ConfigError(f"cannot resume {d}: its config.yaml is missing, so this config cannot be checked against the run; restore it, or overwrite")
+        if run.config_edited:
+            raise ConfigError(f"cannot resume {d}: its config.yaml was edited after the run finished (it differs from the config "
+                              f"whose hash {STATUS_FILE} keeps); restore it, or overwrite")
         old = run.config.to_dict()             # the run's name is a label, not part of the experiment
         diff = _diff({**old, "name": None}, {**cfg.to_dict(), "name": None})
         if diff: raise ConfigError(f"cannot resume {d}: its config differs from this one at {diff}")

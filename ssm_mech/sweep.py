@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from .core import atomic_write
-from .runs import (ConfigError, DirLock, ExperimentConfig, Run, apply_overrides, config_node, read_status, read_yaml,
-                           remove_temp_files, write_status)
+from .core import UntrustedMixerError, atomic_write, trust_mixer, trusted_mixers
+from .runs import (ConfigError, DirLock, ExperimentConfig, RUN_FILES, Run, apply_overrides, config_node, inside,
+                           open_append, read_status, read_yaml, remove_temp_files, write_status)
 from .train import experiment_preset, progress_bar
 from .packed import pack_groups, resume_step
 from .results import read_runs_csv
@@ -25,8 +25,8 @@ from .experiments import dissect_run, run_experiment, run_packed_experiments
 
 # %% auto #0
 __all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
-           'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label', 'plan_sweep', 'sweep_preset',
-           'load_sweep', 'run_sweep', 'start_ray']
+           'SWEEP_FILES', 'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label', 'plan_sweep',
+           'sweep_preset', 'load_sweep', 'run_sweep', 'start_ray']
 
 # %% ../nbs/07_sweep.ipynb #5e9043c0
 def base_experiment(base) -> ExperimentConfig:
@@ -133,7 +133,9 @@ def plan_sweep(sweep:SweepConfig) -> list[PlannedRun]:
                 cfg.name = label.replace("/", "|")   # a run's name is a plain name (values may hold '/')
                 d, err = cfg.to_dict(), None
                 try: key = cfg.resolve().to_dict()
+                except UntrustedMixerError: raise   # code nobody trusted: the whole sweep is refused, nothing imported
                 except ValueError as e: key, err = d, str(e)
+            except UntrustedMixerError: raise
             except ValueError as e:       # a value no config can hold: the run will fail with this error
                 d = {"invalid_overrides": {**sweep.overrides, **ov}, "base": base_d, "name": label}
                 key, err = d, str(e)
@@ -209,11 +211,12 @@ def _run_one(job:dict) -> dict:
     threads = torch.get_num_threads()
     if job.get("threads"): torch.set_num_threads(job["threads"])
     t0, status, error = time.time(), None, None
-    with open(run.log_file, "a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+    with open_append(run.log_file) as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         try:
             prior = run.status
             print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} run {job['id']} ({job['label']}) on {os.uname().nodename}, "
                   + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), flush=True)
+            for path in job.get("trust", ()): trust_mixer(path)   # what the parent process trusted, never what a config names
             if job.get("error"): raise ValueError(job["error"])
             cfg = ExperimentConfig.from_dict(job["config"])
             if prior.get("status") != "finished":
@@ -249,7 +252,7 @@ def _run_pack(job:dict) -> list[dict]:
     threads = torch.get_num_threads()
     if job.get("threads"): torch.set_num_threads(job["threads"])
     t0, error = time.time(), None
-    logs = [open(r.log_file, "a") for r in runs]
+    logs = [open_append(r.log_file) for r in runs]
     try:
         for j, r, log in zip(jobs, runs, logs):
             prior = r.status
@@ -258,6 +261,7 @@ def _run_pack(job:dict) -> list[dict]:
                   + (f"resuming a {prior.get('status')} run at step {prior.get('step')}" if prior else "new run"), file=log, flush=True)
         with contextlib.redirect_stdout(logs[0]), contextlib.redirect_stderr(logs[0]):
             try:
+                for path in jobs[0].get("trust", ()): trust_mixer(path)   # what the parent process trusted
                 run_packed_experiments([ExperimentConfig.from_dict(j["config"]) for j in jobs], dirs, resume=True, progress=False,
                                        stop_at=jobs[0].get("stop_at"), cache_dir=jobs[0].get("cache_dir"))
             except ValueError as e:
@@ -349,13 +353,14 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
         unknown = sorted(set(only) - ids)
         if unknown: raise ValueError(f"only: unknown run id(s) {unknown} for sweep {sweep.name!r}")
     sweep_dir = Path(sweep_dir).resolve()
-    with DirLock(sweep_dir, "sweep directory"):     # one process runs a sweep directory at a time
+    with DirLock(sweep_dir, "sweep directory", names=SWEEP_FILES):     # one process runs a sweep directory at a time
         return _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_run, progress, stop_at, only,
                            cache_dir, ray_init, refresh, pack)
 
 def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_run, progress, stop_at, only,
                 cache_dir, ray_init, refresh, pack) -> dict:
     dissect = sweep.dissect
+    _check_inside(sweep_dir, plan, cache_dir)      # before anything is written
     tmp = remove_temp_files(sweep_dir, recursive=False)
     if tmp: print(f"sweep directory {sweep_dir}: removed {len(tmp)} temporary file(s) left by an interrupted write", file=sys.stderr)
     atomic_write(sweep_dir / "sweep.yaml", lambda t: Path(t).write_text(sweep.to_yaml()))
@@ -370,7 +375,7 @@ def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_
     skipped = len(selected) - len(todo)
     threads = int(cpus_per_run) if cpus_per_run else (max(1, _cores() // workers) if runner == "local" else 1)
     jobs = [{"id": p.id, "label": p.label, "config": p.config, "error": p.error, "run_dir": str(sweep_dir / "runs" / p.id),
-             "cache_dir": cache_dir, "stop_at": stop_at, "dissect": dissect, "dissect_n": sweep.dissect_n,
+             "cache_dir": cache_dir, "stop_at": stop_at, "dissect": dissect, "dissect_n": sweep.dissect_n, "trust": trusted_mixers(),
              "threads": threads if (runner == "ray" or workers > 1 or cpus_per_run) else None} for p in todo]
     bar = progress_bar(len(selected), skipped, f"sweep {sweep.name}", disable=not progress, unit="run")
     results, csv_lock, stop = [], threading.Lock(), threading.Event()
@@ -401,6 +406,15 @@ def _run_locked(sweep, plan, sweep_dir, runner, workers, gpus_per_run, cpus_per_
         update_csv()
     summary = _summary(sweep.name, results, skipped, len(selected))
     return summary
+
+SWEEP_FILES = ("runs", "runs.csv", "sweep.yaml", "results.csv")   # what the tool writes in a sweep directory (the lock aside)
+
+def _check_inside(sweep_dir, plan, cache_dir):
+    "`ConfigError` naming the first symbolic link among what this sweep writes: the default cache and each run's files."
+    if not cache_dir: inside(sweep_dir, "cache", what="sweep directory")
+    for p in plan:
+        rd = inside(sweep_dir, "runs", p.id, what="sweep directory")
+        for n in RUN_FILES: inside(rd, n, what="run directory")
 
 def _summary(name, results, skipped, total) -> dict:
     failures = [(r["id"], r["error"]) for r in results if r["error"]]

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/train.html.md"""
 
 # %% ../nbs/05_train.ipynb #db002696
 from __future__ import annotations
-import copy, json, math, os, shutil, socket, sys, time, warnings
+import contextlib, copy, json, math, os, shutil, signal, socket, sys, threading, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -25,7 +25,7 @@ from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, 
 # %% auto #0
 __all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'crop_to_labels', 'label_positions', 'supervised_loss', 'evaluate', 'save_checkpoint',
            'checkpoints', 'latest_checkpoint', 'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps',
-           'epoch_order', 'train', 'progress_bar', 'cpu_scale', 'experiment_preset']
+           'epoch_order', 'train', 'sigterm_as_interrupt', 'progress_bar', 'cpu_scale', 'experiment_preset']
 
 # %% ../nbs/05_train.ipynb #19fc9dda
 def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="cosine") -> float:
@@ -176,8 +176,18 @@ def train(cfg:ExperimentConfig,            # the experiment
     if stop_at is not None and not (isinstance(stop_at, int) and not isinstance(stop_at, bool) and stop_at >= 1):
         raise ConfigError(f"stop_at must be an integer >= 1, got {stop_at!r}")
     run = Run(run_dir)
-    with run.lock():
+    with run.lock(), sigterm_as_interrupt():
         return _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir)
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    "Within the block SIGTERM raises `KeyboardInterrupt`, as Ctrl-C does (in the main thread, where SIGTERM has its default action)."
+    own = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    def _interrupt(signum, frame): raise KeyboardInterrupt("SIGTERM")
+    if own: signal.signal(signal.SIGTERM, _interrupt)
+    try: yield
+    finally:
+        if own: signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cache_dir) -> RunResult:
