@@ -6,17 +6,26 @@ Docs: https://ssm-mech.github.io/ssm_mech/results.html.md"""
 
 # %% ../nbs/07b_results.ipynb #r7b00004
 from __future__ import annotations
-import csv, json
+import csv, json, math
+from functools import cached_property
+from importlib.resources import files
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
+from fastcore.basics import patch
 
-from .runs import ConfigError, Run
+from .core import atomic_write
+from .runs import ConfigError, Run, inside, sweep_run, read_yaml
+from .interventions import accuracy_interval
 
 # %% auto #0
-__all__ = ['STANDARD_COLUMNS', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev',
-           'mechanism_filter', 'run_curve', 'first_step_at', 'widest_interval']
+__all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
+           'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns',
+           'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve', 'first_step_at', 'widest_interval',
+           'paper_numbers', 'cell_label', 'paper_task', 'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status',
+           'StoredSweep', 'is_paper_scale', 'stored_sweeps', 'paper_runs', 'scoreboard']
 
 # %% ../nbs/07b_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -49,21 +58,22 @@ def collect(sweep_dir,            # a directory written by `run_sweep`
     if not ids: raise ConfigError(f"sweep directory {sweep_dir} holds no runs yet (runs.csv is empty, runs/ has no run directory)")
     rows = []
     for rid in ids:
-        run = Run(sweep_dir / "runs" / rid)
+        run = sweep_run(sweep_dir, rid)   # an id read from runs.csv is data: confined to runs/<id>, never through a link
         st, cfg, mech = _readable(lambda: run.status, {"status": "unreadable", "error": f"{run.status_file} is not valid JSON"}), {}, {}
         if run.config_file.exists():   # as written, even if invalid
             cfg = _readable(lambda: _flatten(yaml.safe_load(run.config_file.read_text()) or {}), {})
         mech = _readable(lambda: _flatten(run.mechanism, "mech.") if run.mechanism is not None else {}, {})
         info = {"run_id": rid, "label": labels.get(rid, cfg.get("name", "")), "status": st.get("status", "pending"),
-                **{c: cfg.get(c) for c in cols}, "error": st.get("error")}
+                **{c: cfg.get(c) for c in cols}, "error": st.get("error"),
+                "config_edited": _readable(lambda: run.config_edited, None)}   # config.yaml changed after the run finished
         metrics = run.metrics.rows()
         if not metrics: rows.append({**info, "step": None, "split": None, "metric": None, "value": None, **mech})
         for m in metrics: rows.append({**info, "step": int(m["step"]), "split": m["split"], "metric": m["metric"], "value": float(m["value"]), **mech})
     df = pd.DataFrame(rows)
-    order = ["run_id", "label", "status", *cols, "step", "split", "metric", "value", "error"]
+    order = ["run_id", "label", "status", *cols, "step", "split", "metric", "value", "error", "config_edited"]
     df = df[order + [c for c in df.columns if c not in order]]
     df["step"] = df["step"].astype("Int64")
-    if write: df.to_csv(sweep_dir / "results.csv", index=False)
+    if write: atomic_write(inside(sweep_dir, "results.csv", what="sweep directory"), lambda t: df.to_csv(t, index=False))
     return df
 
 def _readable(read, default):
@@ -131,3 +141,309 @@ def widest_interval(runs,                  # one row per run with `mech.interval
               if c in r.index and isinstance(r[c], (str, list, tuple))]
         return max((hi - lo for lo, hi in iv), default=float("nan"))
     return runs.apply(width, axis=1) if len(runs) else pd.Series(dtype=float)
+
+# %% ../nbs/07b_results.ipynb #be14dd58
+PAPER_CSV = "paper_reported_accuracy.csv"
+CELL = ("task", "variant", "mixer", "n_layers", "pos_emb", "d_model")   # what names one cell of the paper's table
+
+def paper_numbers() -> pd.DataFrame:
+    "The paper's reported final test accuracy, one row per cell: `CELL` columns, `paper_test_acc` and `source` (package data)."
+    with (files("ssm_mech") / "data" / PAPER_CSV).open(newline="") as f:
+        df = pd.read_csv(f, keep_default_na=False, dtype={"variant": str})
+    df["pos_emb"] = df["pos_emb"].astype(str).map({"True": True, "False": False})
+    return df.astype({"n_layers": int, "d_model": int, "paper_test_acc": float})
+
+def cell_label(cell) -> str:
+    "A cell in a few words: 'ar mamba d_conv=2 2L NoPE d=64'."
+    return " ".join(str(x) for x in (cell["task"], cell["mixer"], cell["variant"], f"{int(cell['n_layers'])}L",
+                                     "PE" if cell["pos_emb"] else "NoPE", f"d={int(cell['d_model'])}") if x != "")
+
+# %% ../nbs/07b_results.ipynb #759d8c7f
+PAPER_DATA = {   # what a run must hold to be on the paper's data and protocol, by `task.task`
+    "ar": {"task.n_keys": 4096, "task.n_values": 4096, "task.n_pairs": 16, "task.min_pairs": None, "task.query_type": "key",
+           "task.n_train": 100032, "model.init": "zoology", "train.epochs": 16, "train.max_steps": None},
+    "atr": {"task.grammar": "paper", "task.query_types": '["parent"]', "task.n_train": 100032, "model.init": "zoology",
+            "train.epochs": 32, "train.max_steps": None}}
+ATR_TASKS = {(5, 20): "atr-easy", (10, 20): "atr-medium", (5, 8192): "atr-8192"}   # (max_rhs_len, n_terminals) -> the CSV's task
+DEFAULT_KWARGS = {("mamba", "d_conv"): 4, ("based", "kernel_size"): 3}             # a variant is a value other than these
+
+def _flat(config) -> dict:
+    "A config as dotted keys ('model.mixer'), missing values (NaN from a table) as None."
+    c = _flatten(config) if any(isinstance(v, dict) for v in config.values()) else dict(config)
+    return {k: None if isinstance(v, float) and math.isnan(v) else json.dumps(v) if isinstance(v, (list, tuple)) else v
+            for k, v in c.items()}
+
+def paper_task(config) -> tuple:
+    "(the CSV's task, '') for a run `config` (nested or flattened) on the paper's data, else (None, why not)."
+    c = _flat(config); task = c.get("task.task")
+    if task is None: return None, "its config names no task"
+    if task not in PAPER_DATA: return None, f"the paper reports no {task!r} task"
+    off = [f"{k}={c.get(k, 'missing')!r} (paper: {v!r})" for k, v in PAPER_DATA[task].items() if c.get(k, "missing") != v]
+    if off: return None, "not the paper's data or training length: " + ", ".join(off)
+    held_out = float(c.get("task.held_out_frac") or 0) > 0
+    if task == "ar": return (None, "the paper reports no AR cell with held-out pairs") if held_out else ("ar", "")
+    kind = ATR_TASKS.get((c.get("task.max_rhs_len"), c.get("task.n_terminals")))
+    if kind is None: return None, f"no ATR task of the paper has max_rhs_len={c.get('task.max_rhs_len')}, n_terminals={c.get('task.n_terminals')}"
+    if held_out: return ("atr-gen", "") if kind == "atr-easy" else (None, f"the paper holds pairs out only on atr-easy, not {kind}")
+    return kind, ""
+
+def paper_variant(mixer:str, mixer_kwargs:dict) -> tuple:
+    "(the CSV's variant, '') for `mixer` with `mixer_kwargs`: '' for the defaults, 'd_conv=k' or 'kernel_size=k'; else (None, why)."
+    kw = {k: v for k, v in mixer_kwargs.items() if DEFAULT_KWARGS.get((mixer, k), object()) != v}
+    if not kw: return "", ""
+    if len(kw) == 1 and (mixer, (k := next(iter(kw)))) in DEFAULT_KWARGS: return f"{k}={int(kw[k])}", ""
+    return None, f"{mixer} with mixer_kwargs {kw} is no variant of the paper's"
+
+def paper_cell(config,                   # a run's config: an `ExperimentConfig` dict, or flattened ('model.mixer': ...)
+               paper=None,               # `paper_numbers()`: also require the cell to be one of its rows
+               ) -> tuple:
+    "(the paper cell a run belongs to as a dict of `CELL`, '') or (None, why it has none)."
+    c = _flat(config)
+    task, why = paper_task(c)
+    if task is None: return None, why
+    mixer = c.get("model.mixer")
+    kwargs = {k.removeprefix("model.mixer_kwargs."): v for k, v in c.items()
+              if k.startswith("model.mixer_kwargs.") and v is not None}
+    variant, why = paper_variant(mixer, kwargs)
+    if variant is None: return None, why
+    if (gone := [k for k in ("model.n_layers", "model.pos_emb", "model.d_model") if c.get(k) is None]):
+        return None, f"its config has no value for {gone} (stored configs are resolved: ExperimentConfig.resolve)"
+    cell = dict(task=task, variant=variant, mixer=mixer, n_layers=int(c["model.n_layers"]),
+                pos_emb=bool(c["model.pos_emb"]), d_model=int(c["model.d_model"]))
+    if paper is not None:
+        if mixer not in set(paper["mixer"]): return None, f"the paper reports no number for {mixer!r}"
+        hit = (paper[list(CELL)] == pd.Series(cell)).all(axis=1)
+        if hit.sum() != 1: return None, f"the paper reports no cell {cell_label(cell)!r}"
+    return cell, ""
+
+# %% ../nbs/07b_results.ipynb #2ff2b6ac
+PAPER_MECHANISM = {"attention": "induction", "based": "induction",           # SPEC §2, findings 2 and 5-7
+                   "mamba": "direct retrieval", "hyena": "direct retrieval", "h3": "direct retrieval"}
+PAPER_FAILS = {("attention", "n_layers", 1), ("attention", "pos_emb", False),  # cells the paper reports failing:
+               ("mamba", "variant", "d_conv=0"), ("mamba", "variant", "d_conv=1"),   # no mechanism to claim there
+               ("based", "variant", "kernel_size=1"), ("based", "variant", "kernel_size=-1")}
+AGREE_MARGIN = 0.05   # the scoreboard's rule: agrees when the paper's value is within our 95% interval widened by this
+
+def paper_mechanism(cell) -> str|None:
+    "The mechanism the paper claims for `cell` (a mapping of `CELL`), or None where it claims none."
+    if any(cell.get(k) == v for m, k, v in PAPER_FAILS if m == cell["mixer"]): return None
+    return PAPER_MECHANISM.get(cell["mixer"])
+
+def cell_status(paper:float, lo:float, hi:float, margin:float=AGREE_MARGIN) -> str:
+    "'agrees' when `paper` lies in [`lo` - `margin`, `hi` + `margin`] (bounds included), 'differs' when not, 'not run' without an interval."
+    if any(v is None or pd.isna(v) for v in (paper, lo, hi)): return "not run"
+    return "agrees" if lo - margin - 1e-9 <= paper <= hi + margin + 1e-9 else "differs"
+
+# %% ../nbs/07b_results.ipynb #f2deec55
+class StoredSweep:
+    "A stored sweep, a `results/<name>/` folder: its runs, curves, patching tables, conv binding and status, read from its files."
+    def __init__(self, path,          # the folder: sweep.yaml, results.csv, configs/, patching/, mechanism/, status/
+                 plan=None):          # its planned runs (`plan_sweep(load_sweep(path/'sweep.yaml'))`), for `status`
+        self.path = Path(path)
+        if not self.path.is_dir(): raise FileNotFoundError(f"{self.path} is not a folder: a stored sweep is a folder such as results/<name>/")
+        self.name, self.plan = self.path.name, plan
+
+    def __repr__(self): return f"StoredSweep({str(self.path)!r})"
+
+    @cached_property
+    def spec(self) -> dict:
+        "The sweep as written (`sweep.yaml`), as a dict; {} where there is none."
+        f = self.path / "sweep.yaml"
+        return read_yaml(f, "sweep") if f.exists() else {}
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        "The tidy table (`results.csv`: one row per run x step x split x metric); empty, with its key columns, before any run is stored."
+        f = self.path / "results.csv"
+        if not f.exists(): return pd.DataFrame(columns=["run_id", "label", "status", "step", "split", "metric", "value"])
+        return pd.read_csv(f, low_memory=False, dtype={"run_id": str})
+
+    def ids(self) -> list[str]:
+        "Every run id with something stored: a row of `results.csv`, a config, a status or a mechanism file."
+        stems = [p.stem for sub in ("configs", "status", "mechanism") for p in sorted((self.path / sub).glob("*.*"))]
+        return list(dict.fromkeys(list(self.table["run_id"].astype(str)) + stems))
+
+    def _json(self, sub:str, run_id:str):
+        f = self.path / sub / f"{run_id}.json"
+        return _readable(lambda: json.loads(f.read_text()), None) if f.exists() else None
+
+    def config(self, run_id:str) -> dict:
+        "A run's config (`configs/<id>.yaml`), flattened to dotted keys ('model.mixer'); {} where none is stored."
+        f = self.path / "configs" / f"{run_id}.yaml"
+        return _readable(lambda: _flatten(yaml.safe_load(f.read_text()) or {}), {}) if f.exists() else {}
+
+    def mechanism(self, run_id:str) -> dict|None:
+        "A run's verdict as stored (`mechanism/<id>.json`), or None."
+        return self._json("mechanism", run_id)
+
+    def run_status(self, run_id:str) -> dict|None:
+        "A run's status record as stored (`status/<id>.json`: status, step, seconds, final metrics), or None."
+        return self._json("status", run_id)
+
+    def curve(self, run_id:str, split:str="dev", metric:str="acc") -> pd.Series:
+        "One run's `split` `metric` by step (`run_curve` on the stored table)."
+        return run_curve(self.table, run_id, split, metric)
+
+    def patching(self, run_id:str) -> pd.DataFrame:
+        "A run's patching table (`patching/<id>.csv`: every site's O, C, R and association); empty where none is stored."
+        f = self.path / "patching" / f"{run_id}.csv"
+        return pd.read_csv(f) if f.exists() else pd.DataFrame(columns=["corruption", "site", "hook", "layer", "position", "association"])
+
+    def conv_binding(self, run_id:str, corruption:str="key", metric:str="association") -> pd.DataFrame:
+        "`metric` at each convolution output (`...hook_conv_out`) under `corruption`: layers as rows, positions as columns (empty: no conv sites)."
+        p = self.patching(run_id)
+        p = p[(p["corruption"] == corruption) & p["hook"].astype(str).str.endswith("hook_conv_out")]
+        if p.empty: return pd.DataFrame()
+        t = p.pivot_table(index="layer", columns="position", values=metric, aggfunc="first")
+        return t[list(dict.fromkeys(p["position"]))].rename_axis(columns=None)
+
+# %% ../nbs/07b_results.ipynb #0b96034b
+def _state(stored:str|None, has_mech:bool, needs_mech:bool, step) -> tuple:
+    "(state, detail) of a stored run: 'finished' when its record says so and, in a dissected sweep, its verdict is stored; 'pending' when nothing ran."
+    at = f"at step {int(step):,}" if step is not None and not pd.isna(step) else "before any step"
+    if stored == "finished": return ("finished", "") if has_mech or not needs_mech else ("partial", "trained, not dissected")
+    if stored in (None, "pending") and not has_mech and (step is None or pd.isna(step)): return "pending", "listed, not started"
+    return "partial", f"{stored or 'started'} {at}"
+
+@patch
+def runs(self:StoredSweep) -> pd.DataFrame:
+    "One row per stored run: id, label, state, its config (dotted keys), final test and dev accuracy, the accuracy's 95% interval, verdict and `mech.*` columns."
+    t, needs_mech = self.table, bool(self.spec.get("dissect", (self.path / "mechanism").is_dir()))
+    last = final_metrics(t, finished_only=False) if len(t) else t
+    rows = []
+    for rid in self.ids():
+        mine, st, mech, cfg = t[t["run_id"] == rid], self.run_status(rid) or {}, self.mechanism(rid), self.config(rid)
+        if not cfg and len(mine): cfg = {c: mine[c].iloc[0] for c in mine.columns if c.split(".")[0] in ("task", "model", "train")}
+        fin, acc = last[last["run_id"] == rid], {}
+        for split in ("test", "dev"):
+            v = fin[(fin["split"] == split) & (fin["metric"] == "acc")]["value"]
+            acc[split] = float(v.iloc[0]) if len(v) else st.get("final_metrics", {}).get(split, {}).get("acc", np.nan)
+        stored = st.get("status") or (mine["status"].dropna().iloc[0] if len(mine) and mine["status"].notna().any() else None)
+        step = mine["step"].max() if len(mine) and mine["step"].notna().any() else st.get("step")
+        state, detail = _state(stored, mech is not None, needs_mech, step)
+        lo, hi, source = _acc_interval(acc["test"], mech, cfg)
+        label = mine["label"].iloc[0] if len(mine) and "label" in mine and pd.notna(mine["label"].iloc[0]) else cfg.get("name", "")
+        rows.append({"run_id": rid, "label": label, "state": state, "detail": detail, "step": step, **cfg,
+                     "test_acc": acc["test"], "dev_acc": acc["dev"], "acc_lo": lo, "acc_hi": hi, "acc_interval": source,
+                     "verdict": (mech or {}).get("mechanism"), **_flatten(mech or {}, "mech.")})
+    cols = ["run_id", "label", "state", "detail", "step", "test_acc", "dev_acc", "acc_lo", "acc_hi", "acc_interval", "verdict"]
+    return pd.DataFrame(rows, columns=None if rows else cols)
+
+def _acc_interval(acc:float, mech:dict|None, cfg:dict) -> tuple:
+    "(lo, hi, source) of a test accuracy: the verdict's stored interval when it is of this accuracy, else the Wilson interval on the test split."
+    if acc is None or pd.isna(acc): return np.nan, np.nan, ""
+    iv = (mech or {}).get("accuracy_interval")
+    if iv is not None and abs((mech or {}).get("accuracy", np.nan) - acc) < 1e-9: return float(iv[0]), float(iv[1]), "verdict"
+    n = (mech or {}).get("n") if abs((mech or {}).get("accuracy", np.nan) - acc) < 1e-9 else cfg.get("task.n_test")
+    if n is None or pd.isna(n): return np.nan, np.nan, ""
+    lo, hi = accuracy_interval(float(acc), int(n)); return lo, hi, "computed"
+
+# %% ../nbs/07b_results.ipynb #68d7a6b4
+def _planned(p) -> tuple:
+    "(id, label) of a planned run: a `PlannedRun`, or a mapping with 'id' and 'label'."
+    return (p.id, p.label) if hasattr(p, "id") else (p["id"], p.get("label", ""))
+
+@patch
+def status(self:StoredSweep, plan=None) -> pd.DataFrame:
+    "Per planned run: 'finished', 'partial' or 'pending', from the plan and the stored files; stored runs outside the plan follow as 'unplanned'."
+    plan = self.plan if plan is None else plan
+    if plan is None:
+        raise ValueError(f"{self.name}: status needs the sweep's plan: StoredSweep(path, plan=plan_sweep(load_sweep(path/'sweep.yaml'))) "
+                         "with plan_sweep and load_sweep from ssm_mech.sweep (which sits above results in the import floors)")
+    runs = self.runs().set_index("run_id")
+    by_label = {l: r for r, l in runs["label"].items() if isinstance(l, str) and l}
+    rows, used = [], set()
+    for pid, label in map(_planned, plan):
+        rid, how = (pid, "id") if pid in runs.index else (by_label.get(label), "label") if label in by_label else (None, "")
+        if rid is None: rows.append({"run_id": pid, "label": label, "state": "pending", "detail": "nothing stored", "step": None, "stored_id": None, "matched_by": ""})
+        else:
+            used.add(rid); r = runs.loc[rid]
+            rows.append({"run_id": pid, "label": label, "state": r["state"], "detail": r["detail"], "step": r["step"], "stored_id": rid, "matched_by": how})
+    for rid in runs.index.difference(list(used), sort=False):
+        r = runs.loc[rid]
+        rows.append({"run_id": rid, "label": r["label"], "state": "unplanned", "detail": f"{r['state']} {r['detail']}".strip(),
+                     "step": r["step"], "stored_id": rid, "matched_by": ""})
+    return pd.DataFrame(rows, columns=["run_id", "label", "state", "detail", "step", "stored_id", "matched_by"])
+
+@patch
+def best(self:StoredSweep, by=("model.mixer", "model.d_model"), metric:str="acc", split:str="test") -> pd.DataFrame:
+    "Per cell of `by` (config keys), the finished run with the best final `split` `metric` over the learning rate (`best_over_lr`)."
+    r = self.runs()
+    cols = [c for c in [*by, "train.lr"] if c in r.columns]
+    t = self.table.drop(columns=[c for c in [*cols, "status"] if c in self.table.columns]).merge(r[["run_id", "state", *cols]], on="run_id")
+    return best_over_lr(t.rename(columns={"state": "status"}), by, metric, split)
+
+# %% ../nbs/07b_results.ipynb #4eabc553
+PAPER_SEED = 0   # the paper's one training seed, and the paper-scale presets' `train.seed`: the run the paper's rule reads
+PAPER_SELECT = {"atr-gen": "dev"}   # the split the learning rate is chosen on, where it is not the test split
+
+def is_paper_scale(spec:dict) -> bool:
+    "Whether a sweep (its `sweep.yaml` as a dict) is at the paper's scale: its base is a preset without the CPU presets' `-cpu` suffix."
+    return isinstance(spec.get("base"), str) and not spec["base"].endswith("-cpu")
+
+def stored_sweeps(root="results", paper_scale:bool=False) -> list:
+    "A `StoredSweep` per folder of `root` that holds a `sweep.yaml` (only the paper-scale ones with `paper_scale`)."
+    sweeps = [StoredSweep(p) for p in sorted(Path(root).iterdir()) if (p / "sweep.yaml").exists()]
+    return [s for s in sweeps if is_paper_scale(s.spec)] if paper_scale else sweeps
+
+def paper_runs(root="results", paper=None) -> pd.DataFrame:
+    "Every stored run of the paper-scale sweeps under `root`: its sweep, state, config, accuracy and verdict, and the paper cell it maps to (`CELL` columns), or in `unmatched` why it maps to none ('' where it maps)."
+    paper = paper_numbers() if paper is None else paper
+    parts = []
+    for sw in stored_sweeps(root, paper_scale=True):
+        r = sw.runs()
+        if r.empty: continue
+        cells = [paper_cell(row, paper) for row in r.to_dict("records")]
+        r = r.assign(sweep=sw.name, key=sw.name + "/" + r["run_id"], unmatched=[why for _, why in cells])
+        parts.append(pd.concat([r, pd.DataFrame([c or {} for c, _ in cells], columns=list(CELL), index=r.index)], axis=1))
+    if not parts: return pd.DataFrame(columns=["sweep", "run_id", "key", "state", "unmatched", "train.lr", "train.seed", "step",
+                                               "test_acc", "dev_acc", "acc_lo", "acc_hi", "verdict", *CELL])
+    out = pd.concat(parts, ignore_index=True)
+    return out.astype({"n_layers": "Int64", "d_model": "Int64"})
+
+# %% ../nbs/07b_results.ipynb #db43400e
+def _chosen(done:pd.DataFrame) -> pd.Series:
+    "Per cell, the key of the run the paper's rule reads: best final test accuracy over the learning rate (on dev for `PAPER_SELECT`'s tasks)."
+    tidy = done.melt(id_vars=[*CELL, "key", "train.lr", "step"], value_vars=["test_acc", "dev_acc"], var_name="split").assign(
+        split=lambda d: d["split"].str.removesuffix("_acc"), metric="acc", status="finished").rename(columns={"key": "run_id"})
+    out = []
+    for task, g in tidy.groupby("task"):
+        pick = best_by_dev if PAPER_SELECT.get(task) == "dev" else best_over_lr
+        out.append(pick(g, by=CELL))
+    return pd.concat(out).set_index(list(CELL))["run_id"]
+
+def scoreboard(root="results",              # the folder of stored sweeps
+               margin:float=AGREE_MARGIN,   # the rule: agrees when the paper's value is within our 95% interval widened by this
+               all_cells:bool=False,        # also list the paper's cells without a stored run, as 'not run'
+               paper=None,                  # `paper_numbers()` (default: the package's copy)
+               ) -> pd.DataFrame:
+    "Per paper cell with a stored run on the paper's data: the paper's value, ours by the paper's rule, learning rates and seeds behind it, its interval, verdicts and status."
+    paper = paper_numbers() if paper is None else paper
+    runs = paper_runs(root, paper)
+    runs = runs[runs["unmatched"] == ""].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
+    done = runs[runs["state"] == "finished"]
+    base = done[done["train.seed"].astype(int) == PAPER_SEED]
+    chosen = _chosen(base) if len(base) else pd.Series(dtype=str)
+    keys = pd.MultiIndex.from_frame(paper[list(CELL)])
+    ran = set(map(tuple, runs[list(CELL)].astype(object).itertuples(index=False)))
+    rows = []
+    for cell, p in zip(keys, paper.itertuples(index=False)):
+        if not all_cells and cell not in ran: continue
+        c = dict(zip(CELL, cell))
+        row = {**c, "cell": cell_label(c), "paper": p.paper_test_acc, "paper_mechanism": paper_mechanism(c), "source": p.source}
+        if cell in chosen.index:
+            r = done.set_index("key").loc[chosen[cell]]
+            mine = (base[list(CELL)] == pd.Series(c)).all(axis=1)
+            lrs = sorted(set(base[mine]["train.lr"].astype(float)))
+            at_lr = (done[list(CELL)] == pd.Series(c)).all(axis=1) & (done["train.lr"].astype(float) == float(r["train.lr"]))
+            row |= {"ours": r["test_acc"], "lo": r["acc_lo"], "hi": r["acc_hi"], "lr": float(r["train.lr"]),
+                    "lrs": ", ".join(f"{v:g}" for v in lrs), "n_lrs": len(lrs), "n_seeds": done[at_lr]["train.seed"].nunique(),
+                    "verdict": r["verdict"], "sweep": r["sweep"], "run_id": r["run_id"]}
+        row["status"] = cell_status(row["paper"], row.get("lo"), row.get("hi"), margin)
+        row["one_lr"] = row.get("n_lrs") == 1
+        claim, ours = row["paper_mechanism"], row.get("verdict")
+        row["verdict_agrees"] = pd.NA if claim is None or ours not in ("induction", "direct retrieval") else ours == claim
+        rows.append(row)
+    cols = [*CELL, "cell", "paper", "ours", "lo", "hi", "status", "lr", "lrs", "n_lrs", "one_lr", "n_seeds",
+            "verdict", "paper_mechanism", "verdict_agrees", "sweep", "run_id", "source"]
+    return pd.DataFrame(rows, columns=cols)

@@ -23,10 +23,11 @@ from .interventions import (Site, SweepResult, all_sites, attribution_sweep, cac
 from .results import best_over_lr, final_metrics, need_columns
 
 # %% auto #0
-__all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'CORRUPTIONS', 'METHODS', 'mixer_colors', 'mixer_marker',
-           'model_table', 'md_table', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter',
-           'plot_position_boxes', 'point_of', 'restoration_grid', 'plot_restoration_heatmap',
-           'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'Explorer', 'strip_html']
+__all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'CORRUPTIONS', 'METHODS', 'mixer_colors',
+           'mixer_marker', 'model_table', 'md_table', 'with_interval', 'plot_accuracy_vs_width',
+           'plot_association_scatter', 'plot_position_boxes', 'point_of', 'restoration_grid',
+           'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'plot_scoreboard',
+           'Explorer', 'strip_html']
 
 # %% ../nbs/08_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
@@ -349,6 +350,49 @@ def plot_curves(df,                        # `collect` output
     if chance is not None: ax.axhline(chance, ls=":", color="grey", lw=1)
     ax.set(xlabel="step", ylabel=f"{split} {'accuracy' if metric == 'acc' else metric}")
     if legend: ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return ax
+
+# %% ../nbs/08_viz.ipynb #c07261ec
+STATUS_COLORS = {"agrees": "#1a9850", "differs": "#d73027"}
+
+def _spread_out(y, gap:float) -> list:
+    "`y` moved apart, in their order, so that neighbours are at least `gap` apart (for labels)."
+    order, out, last = np.argsort(y, kind="stable"), [0.0] * len(y), -np.inf
+    for i in order: last = out[i] = max(float(y[i]), last + gap)
+    return out
+
+def plot_scoreboard(board,                    # `scoreboard()` output (one row per paper cell)
+                    ax=None,
+                    label:str="differs",      # name the cells of this status beside the plot ('' for none)
+                    label_x:float=0.66,       # where the names end (data x)
+                    spread:float=0.015,       # sideways offset between points that would coincide
+                    ):
+    "The paper's accuracy (x) against ours (y), one point per cell run, with our 95% interval; colour: status, marker: mixer."
+    need_columns(board, ["paper", "ours", "lo", "hi", "status", "mixer", "cell"], " (pass scoreboard()'s table)")
+    t = board[board["status"].isin(list(STATUS_COLORS))].reset_index(drop=True)
+    if t.empty: raise ValueError("no cell of the scoreboard has been run: every status is 'not run'")
+    if ax is None: _, ax = plt.subplots(figsize=(6.6, 4.6))
+    box = pd.DataFrame({"x": (t["paper"] / 0.03).round(), "y": (t["ours"] / 0.03).round()})   # points this close coincide
+    k, n = box.groupby(["x", "y"]).cumcount(), box.groupby(["x", "y"])["x"].transform("size")
+    x = t["paper"].to_numpy(float) + ((k - (n - 1) / 2) * spread).to_numpy(float)
+    y = t["ours"].to_numpy(float)
+    ax.plot([0, 1], [0, 1], color="0.5", lw=0.8, ls="--", zorder=1)
+    for (status, mixer), g in t.groupby(["status", "mixer"], sort=False):
+        i = g.index.to_numpy()
+        ax.errorbar(x[i], y[i], yerr=[y[i] - g["lo"].to_numpy(float), g["hi"].to_numpy(float) - y[i]], fmt="none",
+                    ecolor=STATUS_COLORS[status], elinewidth=0.8, alpha=0.7, zorder=2)
+        ax.scatter(x[i], y[i], marker=mixer_marker(mixer), s=30, color=STATUS_COLORS[status], edgecolor="white",
+                   linewidth=0.5, alpha=0.85, zorder=3)
+    named = t.index[t["status"] == label].to_numpy() if label else np.array([], int)
+    for i, ly in zip(named, _spread_out(y[named], 0.055)):
+        ax.annotate(t["cell"][i], (x[i], y[i]), xytext=(label_x, ly), ha="right", va="center", fontsize=6.5,
+                    color=STATUS_COLORS[label], arrowprops=dict(arrowstyle="-", color=STATUS_COLORS[label], lw=0.5, alpha=0.6))
+    handles = ([plt.Line2D([], [], ls="", marker="o", color=c, label=f"{s} ({(t['status'] == s).sum()})") for s, c in STATUS_COLORS.items()]
+               + [plt.Line2D([], [], ls="", marker=mixer_marker(m), color="0.35", label=m) for m in dict.fromkeys(t["mixer"])])
+    ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_xlim(-0.03, 1.05); ax.set_ylim(-0.03, 1.05); ax.set_aspect("equal")
+    ax.set_xlabel("the paper's final test accuracy"); ax.set_ylabel("ours (best over our learning rates)")
+    ax.set_title(f"{len(t)} cells of the paper run on its data", fontsize=9); ax.grid(alpha=0.3)
     return ax
 
 # %% ../nbs/08_viz.ipynb #cc54f36b

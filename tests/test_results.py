@@ -18,3 +18,79 @@ def test_stored_sites_are_hook_points(table):
     hooks = set(LanguageModel(cfg.resolve().model).hook_names())
     sites = set(pd.read_csv(table).hook)
     assert sites <= hooks, f"{table}: {sorted(sites - hooks)} are not hook points of a {cfg.model.mixer} model"
+
+
+# The stored sweeps as the reader sees them, and the scoreboard against the paper's numbers (07b_results).
+import tomllib
+
+from ssm_mech.results import (CELL, StoredSweep, cell_status, is_paper_scale, paper_cell, paper_numbers, paper_runs,
+                              paper_variant, scoreboard, stored_sweeps)
+from ssm_mech.sweep import load_sweep, plan_sweep
+
+RESULTS = ROOT / "results"
+SWEEPS = sorted(p for p in RESULTS.iterdir() if (p / "sweep.yaml").exists())
+
+
+def test_paper_numbers_ship_with_the_package():
+    paper = paper_numbers()
+    assert len(paper) == 295 and not paper.duplicated(list(CELL)).any()
+    assert set(paper.task) == {"ar", "atr-easy", "atr-medium", "atr-8192", "atr-gen"}
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ssm_mech"]
+    assert "data/*.csv" in data and (ROOT / "ssm_mech" / "data" / "paper_reported_accuracy.csv").exists()
+
+
+@pytest.mark.parametrize("mixer, kwargs, variant", [
+    ("mamba", {}, ""), ("mamba", {"d_conv": 4}, ""), ("mamba", {"d_conv": 0}, "d_conv=0"), ("mamba", {"d_conv": 3.0}, "d_conv=3"),
+    ("based", {"kernel_size": 3}, ""), ("based", {"kernel_size": 1}, "kernel_size=1"), ("based", {"kernel_size": -1}, "kernel_size=-1"),
+    ("attention", {}, ""), ("hyena", {"d_conv": 4}, None), ("based", {"kernel_size": 2, "feature_dim": 8}, None)])
+def test_variant_mapping(mixer, kwargs, variant):
+    got, why = paper_variant(mixer, kwargs)
+    assert got == variant and (why == "") == (variant is not None)
+
+
+@pytest.mark.parametrize("paper, lo, hi, status", [
+    (0.75, 0.80, 0.84, "agrees"), (0.7499, 0.80, 0.84, "differs"), (0.89, 0.80, 0.84, "agrees"), (0.8901, 0.80, 0.84, "differs"),
+    (0.95, 1.0, 1.0, "agrees"), (0.9499, 1.0, 1.0, "differs"), (0.0, 0.0, 0.0, "agrees"), (0.5, float("nan"), float("nan"), "not run")])
+def test_status_rule_at_its_bounds(paper, lo, hi, status):
+    assert cell_status(paper, lo, hi) == status
+
+
+@pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
+def test_reader_status_follows_the_plan(path):
+    plan = plan_sweep(load_sweep(path / "sweep.yaml"))
+    st = StoredSweep(path, plan=plan).status()
+    assert list(st.run_id[:len(plan)]) == [p.id for p in plan]
+    assert set(st.state) <= {"finished", "partial", "pending", "unplanned"}
+    if not (path / "results.csv").exists() and not (path / "configs").exists():   # only sweep.yaml so far: every run pending
+        assert list(st.state) == ["pending"] * len(plan)
+    else:                                                                          # every stored run is planned (by id or label)
+        assert "unplanned" not in set(st.state), st[st.state == "unplanned"]
+
+
+def test_every_stored_paper_scale_run_maps_to_one_cell_or_says_why():
+    paper, runs = paper_numbers(), paper_runs(RESULTS)
+    scale = [s for s in stored_sweeps(RESULTS) if is_paper_scale(s.spec)]
+    assert {s.name for s in scale} >= {"ar32_d64", "ar32_widths", "ar32_conv", "ar32_depth_pos", "atr_paper100k", "atr_gen_paper100k"}
+    assert not {s.name for s in stored_sweeps(RESULTS) if s.spec["base"].endswith("-cpu")} & set(runs.sweep)
+    assert len(runs) == sum(len(s.runs()) for s in scale)
+    for r in runs.to_dict("records"):
+        cell, why = paper_cell(r, paper)
+        if r["unmatched"]: assert cell is None and why == r["unmatched"], r["key"]
+        else:
+            assert why == "" and ((paper[list(CELL)] == pd.Series(cell)).all(axis=1)).sum() == 1, r["key"]
+            assert {k: r[k] for k in CELL} == cell, r["key"]
+
+
+def test_scoreboard_on_the_stored_results_follows_its_rules():
+    board, runs = scoreboard(RESULTS), paper_runs(RESULTS)
+    ran = board[board.status != "not run"]
+    assert len(ran) >= 29 and not board.duplicated(list(CELL)).any()
+    done = runs[(runs.unmatched == "") & (runs.state == "finished") & (runs["train.seed"] == 0)]
+    for r in ran.to_dict("records"):
+        assert r["status"] == cell_status(r["paper"], r["lo"], r["hi"]) and r["one_lr"] == (r["n_lrs"] == 1)
+        mine = done[(done[list(CELL)] == pd.Series({k: r[k] for k in CELL})).all(axis=1)]
+        assert r["n_lrs"] == mine["train.lr"].nunique() and r["lo"] <= r["ours"] <= r["hi"]
+        select = "dev_acc" if r["task"] == "atr-gen" else "test_acc"
+        assert mine.loc[mine[select].idxmax(), "test_acc"] == r["ours"], r["cell"]
+        if r["verdict"] not in ("induction", "direct retrieval") or pd.isna(r["paper_mechanism"]): assert pd.isna(r["verdict_agrees"])
+        else: assert r["verdict_agrees"] == (r["verdict"] == r["paper_mechanism"])

@@ -204,7 +204,6 @@ def test_collect_confines_run_ids(bad, tmp_path, finished_run, capsys):
     with pytest.raises(ConfigError): sweep_run(sw, bad)
     assert snapshot(tmp_path) == before
 
-@pytest.mark.xfail(reason="collect() itself confines ids once nbs/07b_results.ipynb uses runs.sweep_run (see the #32 report)", strict=False)
 def test_collect_api_confines_run_ids(tmp_path, finished_run):
     from ssm_mech.results import collect
     sw = _sweep_dir(tmp_path, finished_run)
@@ -265,7 +264,6 @@ def test_eval_and_collect_report_an_edited_config(tmp_path, finished_run, capsys
     assert main(["collect", str(sw)]) == 0
     one_line(capsys.readouterr().err, "config.yaml of 1 run(s) was edited", "d4e5f6")
 
-@pytest.mark.xfail(reason="results.csv gets a config_edited column once nbs/07b_results.ipynb reads Run.config_edited (see the #32 report)", strict=False)
 def test_collect_has_a_config_edited_column(tmp_path, finished_run):
     from ssm_mech.results import collect
     sw = _sweep_dir(tmp_path, finished_run, ids=("a1b2c3", "d4e5f6")); _edit_width(sw / "runs" / "d4e5f6")
