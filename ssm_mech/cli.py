@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .core import trust_mixer
+from .core import trust_mixer, _cut
 from .tasks import PRESETS as TASK_PRESETS
 from .runs import ConfigError, ExperimentConfig, Run, apply_overrides, inside, sweep_run
 from .train import EXPERIMENT_PRESETS, experiment_preset, evaluate, sigterm_as_interrupt
 from .results import collect, final_metrics, read_runs_csv
 from .experiments import dissect_run, run_experiment
-from .sweep import SWEEP_PRESETS, load_sweep, run_sweep
+from .sweep import MAX_RUNS, SWEEP_PRESETS, load_sweep, run_sweep
 
 # %% auto #0
 __all__ = ['load_config', 'demo_configs', 'demo', 'main']
@@ -111,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--cpus-per-run", type=float, default=None, help="CPU threads per run (default: cores / workers)")
     w.add_argument("--pack", type=int, default=1, help="train up to K compatible runs (differing in lr/seed) as one packed model")
     w.add_argument("--dissect", action="store_true", help="dissect every run after training")
+    w.add_argument("--max-runs", type=int, default=MAX_RUNS, metavar="N",
+                   help=f"refuse a sweep of more than N runs, before planning it (default: {MAX_RUNS}); a larger N confirms a large sweep")
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
     _allow_mixer(w)
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
@@ -120,10 +122,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("overrides", nargs="*", help="dotted overrides for every run, e.g. train.max_steps=100")
     r.add_argument("--scale", default="ci", choices=["ci", "cpu", "paper"], help="size of the experiments (default: ci)")
     r.add_argument("--out", default=None, help="report folder (default: report_card_<name>)")
-    r.add_argument("--name", default=None, help="name of the mixer in the report (default: its class name)")
+    r.add_argument("--name", default=None, help="name of the mixer in the report and its folders (default: its class name or MODULE:CLASS)")
     r.add_argument("--pos-emb", action=argparse.BooleanOptionalAction, default=None, help="learned positions (default: none, as the paper's non-attention mixers)")
     r.add_argument("--runs", default=None, help="keep the trained runs in this folder, in a subfolder per mixer")
     r.add_argument("--results", default=None, help="folder of the stored zoo results (default: ./results)")
+    r.add_argument("--check-timeout", type=float, default=60, metavar="SECONDS",
+                   help="time limit of each contract check; past it the check fails (default: 60; 0: none)")
+    r.add_argument("--train-timeout", type=float, default=None, metavar="SECONDS",
+                   help="time limit of training and dissecting the mixer; past it the card stops with a failed check "
+                        "(default: the scale's, 2 h at ci, 48 h at cpu, none at paper; 0: none)")
     r.add_argument("--no-progress", action="store_true")
     return p
 
@@ -175,7 +182,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return fail("interrupted" + ("; the run is marked interrupted: continue it with --resume" if args.cmd == "train" else ""), 130)
     except (ValueError, FileExistsError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as e:
-        return fail(f"error: {' '.join(str(e).split())}", 2)
+        return fail(f"error: {_cut(' '.join(str(e).split()), 2000)}", 2)   # one line, of a bounded length
     except FloatingPointError as e:
         return fail(f"training failed: {e}", 1)
     except OSError as e:
@@ -192,6 +199,7 @@ def _run(args) -> int:
     elif args.cmd == "presets": print(_presets_text())
     elif args.cmd == "train":
         cfg = load_config(args.config, args.overrides)
+        cfg.resolve()                                  # every field checked, by name, before anything else reads the config
         run_dir = Path(args.run_dir or Path("runs") / cfg.name)
         res = run_experiment(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
         print(json.dumps({"run_dir": str(run_dir), **res.metrics}, indent=1))
@@ -210,7 +218,7 @@ def _run(args) -> int:
         if args.dissect: sw.dissect = True
         sweep_dir = Path(args.dir or Path("runs") / "sweeps" / sw.name)
         s = run_sweep(sw, sweep_dir, runner=args.runner, workers=args.workers, gpus_per_run=args.gpus_per_run,
-                      cpus_per_run=args.cpus_per_run, progress=not args.no_progress, pack=args.pack)
+                      cpus_per_run=args.cpus_per_run, progress=not args.no_progress, pack=args.pack, max_runs=args.max_runs)
         if s["failed"]:
             print(f"ssm-mech sweep: {s['failed']} of {s['total']} runs failed (see {sweep_dir / 'runs.csv'} and each run's log.txt)", file=sys.stderr)
             return 1
@@ -229,7 +237,8 @@ def _run(args) -> int:
         if str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))   # MODULE:CLASS from the working directory
         card = report_card(args.mixer, scale=args.scale, out=args.out, name=args.name, pos_emb=args.pos_emb,
                            overrides=args.overrides or None, runs_dir=args.runs, results_dir=args.results,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, check_seconds=args.check_timeout or None,
+                           train_seconds=-1 if args.train_timeout is None else (args.train_timeout or None))
         print(card.mechanisms[["task", "query", "accuracy", "mechanism"]].to_string(index=False))
         print(f"report card written to {card.path}/report.html ({card.seconds / 60:.1f} min)")
     return 0

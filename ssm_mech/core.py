@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #01bbbbbb
 from __future__ import annotations
-import copy, importlib, inspect, math, os, re, tempfile
+import copy, importlib, inspect, math, os, re, reprlib, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -17,11 +17,11 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoint', 'hook_points', 'MixerSpec', 'register_mixer',
-           'mixer_names', 'get_mixer_spec', 'make_mixer', 'MixerImportError', 'UntrustedMixerError', 'trust_mixer',
-           'trusted_mixers', 'import_mixer', 'SuffixCache', 'take_rows', 'seq_full', 'causal_mask', 'seq_rows',
-           'seq_before', 'out_at', 'at_out', 'seq_linear', 'seq_state', 'record_times', 'record_state', 'states_at',
-           'ShortConv', 'causal_conv_loop', 'fft_causal_conv', 'implicit_positions', 'RMSNorm', 'atomic_write',
-           'pick_device', 'in_test']
+           'mixer_names', 'get_mixer_spec', 'make_mixer', 'check_mixer_kwargs', 'MixerImportError',
+           'UntrustedMixerError', 'trust_mixer', 'trusted_mixers', 'import_mixer', 'SuffixCache', 'take_rows',
+           'seq_full', 'causal_mask', 'seq_rows', 'seq_before', 'out_at', 'at_out', 'seq_linear', 'seq_state',
+           'record_times', 'record_state', 'states_at', 'ShortConv', 'causal_conv_loop', 'fft_causal_conv',
+           'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent", "modern"), ("model",), ("runs",), ("train",),
@@ -105,8 +105,19 @@ def get_mixer_spec(name:str) -> MixerSpec:
     raise ValueError(f"unknown mixer {_clip(name)}; valid mixers: {valid}")
 
 def _clip(v, n:int=100) -> str:
-    "`repr(v)`, cut to `n` characters: a value read from a file can be any size."
-    r = repr(v); return r if len(r) <= n else r[:n] + "..."
+    "`repr(v)`, cut to `n` characters, in bounded time: a value read from a file can be any size, depth or width."
+    return _cut(repr(v[:n + 1]) if isinstance(v, str) else _SHORT.repr(v), n)
+
+def _cut(text:str, n:int=300) -> str: return text if len(text) <= n else text[:n] + "..."
+
+class _Short(reprlib.Repr):
+    "A `repr` that stops at a few levels and items (a shared-reference bomb prints as `[[[...], ...]]`) and names huge integers by their size."
+    def repr_int(self, x, level):
+        return repr(x) if x.bit_length() <= 128 else f"<an integer of {int(x.bit_length() * math.log10(2)) + 1} digits>"
+
+_SHORT = _Short()
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxset = 4, 12, 12, 12, 12
+_SHORT.maxstring, _SHORT.maxother = 120, 120
 
 # %% ../nbs/00_core.ipynb #c813d1d9
 def make_mixer(name:str, # a registered mixer name, see `mixer_names()`
@@ -120,12 +131,41 @@ def make_mixer(name:str, # a registered mixer name, see `mixer_names()`
         raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
     if not (isinstance(layer_idx, int) and 0 <= layer_idx < n_layers):
         raise ValueError(f"layer_idx must be in [0, n_layers={n_layers}), got {layer_idx!r}")
-    valid = spec.arguments
-    bad = sorted(set(kwargs) - set(valid))
-    if bad: raise ValueError(f"mixer {name!r} got unknown argument(s) {bad}; valid arguments: {valid}")
+    check_mixer_kwargs(name, kwargs)
     ps = inspect.signature(spec.factory).parameters
     extra = {k: v for k, v in dict(layer_idx=layer_idx, n_layers=n_layers).items() if k in ps}
-    return spec.factory(d_model, **extra, **kwargs)
+    try: return spec.factory(d_model, **extra, **kwargs)
+    except Exception as e:                                        # a value the checks above let through, or a mixer's own bug
+        raise ValueError(f"model.mixer_kwargs: mixer {name!r} cannot be built at d_model={d_model} with {_clip(kwargs)}: "
+                         f"{type(e).__name__}: {_cut(str(e), 300)}") from None
+
+def check_mixer_kwargs(name:str, # a registered mixer name
+                       kwargs:dict): # its `model.mixer_kwargs`
+    "`ValueError` naming `model.mixer_kwargs.<arg>` for an unknown argument, or a value whose type differs from the argument's default."
+    spec = get_mixer_spec(name)
+    valid = spec.arguments
+    if not isinstance(kwargs, dict): raise ValueError(f"model.mixer_kwargs must be a mapping, got {_clip(kwargs)}")
+    bad = sorted(map(str, set(kwargs) - set(valid)))
+    if bad: raise ValueError(f"mixer {name!r} got unknown argument(s) {_clip(bad)}; valid arguments: {valid}")
+    ps = inspect.signature(spec.factory).parameters
+    for k, v in kwargs.items():
+        want = _kind_of(ps[k].default)
+        if want and not _is_kind(v, want):
+            raise ValueError(f"model.mixer_kwargs.{k} must be {want} (the default of mixer {name!r} is {ps[k].default!r}), got {_clip(v)}")
+
+def _kind_of(default) -> str | None:
+    "What a value of an argument with this default must be: 'true or false', 'an integer', 'a number', 'a string'; None: anything (no default, None, a list: per-layer patterns take one value too)."
+    if isinstance(default, bool): return "true or false"
+    if isinstance(default, int): return "an integer"
+    if isinstance(default, float): return "a number"
+    if isinstance(default, str): return "a string"
+    return None
+
+def _is_kind(v, want:str) -> bool:
+    if want == "true or false": return isinstance(v, bool)
+    if want == "an integer": return isinstance(v, int) and not isinstance(v, bool)
+    if want == "a number": return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return isinstance(v, str)
 
 # %% ../nbs/00_core.ipynb #c0221a7d
 class MixerImportError(ValueError):
@@ -359,18 +399,25 @@ def _umask() -> int:
 # %% ../nbs/00_core.ipynb #d954c427
 def pick_device(device:str|None=None) -> torch.device:
     "`device` if given (checked), else CUDA, then MPS, then CPU."
+    if isinstance(device, torch.device): device = str(device)
     if device is None or device == "auto":
         if torch.cuda.is_available(): return torch.device("cuda")
         if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
-    try: dev = torch.device(device)
-    except RuntimeError as e: raise ValueError(f"device: unknown device {device!r} ({e})") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
+    valid = "valid: 'auto', 'cpu', 'cuda', 'cuda:<index>', 'mps'"
+    m = re.fullmatch(r"(cpu|cuda|mps)(?::(\d{1,4}))?", device) if isinstance(device, str) else None
+    if m is None: raise ValueError(f"device: unknown device {_clip(device)}; {valid}")
+    kind, index = m.groups()
+    if kind != "cuda" and index is not None:
+        raise ValueError(f"device: {device!r} has an index, but only CUDA devices are numbered; use {kind!r} ({valid})")
+    if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device: {device!r} requested but CUDA is not available")
-    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+    if kind == "cuda" and index is not None and int(index) >= torch.cuda.device_count():
+        raise ValueError(f"device: {device!r} requested but there are {torch.cuda.device_count()} CUDA device(s) (cuda:0 .. cuda:{torch.cuda.device_count() - 1})")
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ValueError(f"device: {device!r} requested but MPS is not available")
-    return dev
+    return torch.device(device)
 
 def in_test() -> bool:
     "True while `nbdev-test` executes a notebook (workloads shrink then)."

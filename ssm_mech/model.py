@@ -6,21 +6,23 @@ Docs: https://ssm-mech.github.io/ssm_mech/model.html.md"""
 
 # %% ../nbs/04_model.ipynb #8193178a
 from __future__ import annotations
-import inspect, json, math, os, tempfile
+import errno, inspect, json, math, os, re, tempfile
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file, load_file
 
 from .core import (HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device, seq_full,
-                           UntrustedMixerError)
+                           UntrustedMixerError, check_mixer_kwargs, _clip, _cut)
 from .mixers import MLP
 
 # %% auto #0
-__all__ = ['ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'save_model', 'load_model', 'check_state_dict']
+__all__ = ['MODEL_LIMITS', 'MAX_TABLE', 'ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'save_model',
+           'save_tensors', 'load_model', 'check_state_dict']
 
 # %% ../nbs/04_model.ipynb #01a75bbb
 @dataclass
@@ -36,19 +38,22 @@ class ModelConfig:
     init: str = "zoology"        # "zoology" (the paper's) or "torch" (PyTorch defaults)
 
     def validate(self):
-        "Raise `ValueError` naming the first bad field."
-        def _int(name, lo):
+        "Raise `ValueError` naming the first bad field, its value and the valid range."
+        for name, hi in MODEL_LIMITS.items():
             v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-                raise ValueError(f"model.{name} must be an integer >= {lo}, got {v!r}")
-        _int("d_model", 1); _int("n_layers", 1); _int("vocab_size", 1); _int("max_len", 1)
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
+                raise ValueError(f"model.{name} must be an integer in [1, {hi:,}], got {_clip(v)}")
+        if not isinstance(self.mixer, str): raise ValueError(f"model.mixer must be a mixer name, got {_clip(self.mixer)}")
         get_mixer_spec(self.mixer)  # unknown mixer -> ValueError listing the valid ones
-        if not isinstance(self.mixer_kwargs, dict):
-            raise ValueError(f"model.mixer_kwargs must be a mapping, got {self.mixer_kwargs!r}")
+        check_mixer_kwargs(self.mixer, self.mixer_kwargs)   # a mapping of known arguments, each of its default's type
         if self.pos_emb not in (None, True, False):
-            raise ValueError(f"model.pos_emb must be true, false or null, got {self.pos_emb!r}")
+            raise ValueError(f"model.pos_emb must be true, false or null, got {_clip(self.pos_emb)}")
         if self.init not in ("zoology", "torch"):
-            raise ValueError(f"model.init must be 'zoology' or 'torch', got {self.init!r}")
+            raise ValueError(f"model.init must be 'zoology' or 'torch', got {_clip(self.init)}")
+        for rows in ("vocab_size",) + (("max_len",) if self.uses_pos_emb else ()):
+            n = getattr(self, rows) * self.d_model
+            if n > MAX_TABLE: raise ValueError(f"model.{rows} x model.d_model = {getattr(self, rows):,} x {self.d_model:,} = {n:,} numbers "
+                                               f"in one table, more than {MAX_TABLE:,} (2**31); make one of them smaller")
         return self
 
     @property
@@ -60,6 +65,9 @@ class ModelConfig:
     def block(self) -> str:
         "The residual block the mixer needs: 'transformer' or 'mamba'."
         return get_mixer_spec(self.mixer).block
+
+MODEL_LIMITS = {"d_model": 2**16, "n_layers": 2**10, "vocab_size": 2**24, "max_len": 2**24}   # largest valid value of each size
+MAX_TABLE = 2**31                                                 # numbers in one embedding table (8 GiB in fp32)
 
 # %% ../nbs/04_model.ipynb #4673e314
 class Block(nn.Module):
@@ -184,25 +192,58 @@ def save_model(model:LanguageModel, path):
     "Write `path`.safetensors and `path`.json (weights and config)."
     path = Path(path)
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}  # clone: tied tensors are saved separately
-    atomic_write(path.with_suffix(".safetensors"), lambda t: save_file(state, t))
+    save_tensors(state, path.with_suffix(".safetensors"))
     atomic_write(path.with_suffix(".json"),
                  lambda t: Path(t).write_text(json.dumps({"model": asdict(model.config)}, indent=2)))
 
+def save_tensors(state:dict, # name -> tensor
+                 path):       # the .safetensors file, written atomically
+    "`save_file` through `atomic_write`; safetensors' own error (a full disk, a write refused) becomes the `OSError` it is, naming `path`."
+    def _write(tmp):
+        try: save_file(state, tmp)
+        except SafetensorError as e:
+            m = re.search(r"os error (\d+)|code: (\d+)", str(e))   # 'I/O error: No space left on device (os error 28)'
+            code = int(m.group(1) or m.group(2)) if m else errno.EIO
+            raise OSError(code, f"{os.strerror(code)} (safetensors could not write the file)", str(path)) from None
+    atomic_write(path, _write)                                    # the temporary file is removed: nothing half-written
+
 def load_model(path, device=None) -> LanguageModel:
-    "Load a model written by `save_model` (or a run's `final`)."
+    "Load a model written by `save_model` (or a run's `final`); `ValueError` naming the file for anything it cannot use."
     path = Path(path)
     wts, meta = path.with_suffix(".safetensors"), path.with_suffix(".json")
     for f in (wts, meta):
         if not f.exists(): raise FileNotFoundError(f"checkpoint file {f} does not exist")
-    try: cfg = ModelConfig(**json.loads(meta.read_text())["model"])
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"checkpoint config {meta} is unreadable: {e}") from None
-    try: model = LanguageModel(cfg)                           # a registered mixer only: nothing the file names is imported
+    try: d = json.loads(meta.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise ValueError(f"checkpoint config {meta} is unreadable: not JSON ({_cut(' '.join(str(e).split()), 120)})") from None
+    m = d.get("model") if isinstance(d, dict) else None
+    if not isinstance(m, dict): raise ValueError(f"checkpoint config {meta} is unreadable: it holds no 'model' mapping (got {_clip(d)})")
+    unknown = sorted(set(m) - {f.name for f in fields(ModelConfig)})
+    if unknown: raise ValueError(f"checkpoint config {meta} is unreadable: unknown model field(s) {_clip(unknown)}")
+    cfg = ModelConfig(**m)
+    try: cfg.validate()                                       # a registered mixer only: nothing the file names is imported
     except UntrustedMixerError as e: raise UntrustedMixerError(f"checkpoint config {meta}: {e}") from None
+    except ValueError as e: raise ValueError(f"checkpoint config {meta}: {e}") from None
+    _check_header(cfg, meta, wts)                             # before allocating what the config asks for
+    model = LanguageModel(cfg)
     try: state = load_file(str(wts))
     except Exception as e: raise ValueError(f"checkpoint weights {wts} are corrupted: {e}") from None
     model.load_state_dict(check_state_dict(state, model.state_dict(), wts))
     return model.to(pick_device(device))
+
+def _check_header(cfg:ModelConfig, meta, wts):
+    "`ValueError` if the tensor shapes in the header of `wts` do not have the sizes `cfg` (read from `meta`) asks for."
+    try:
+        with safe_open(str(wts), framework="pt") as f: shapes = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
+    except Exception as e: raise ValueError(f"checkpoint weights {wts} are corrupted: {_cut(str(e), 200)}") from None
+    want = {"embed.weight": (cfg.vocab_size, cfg.d_model)}
+    if cfg.uses_pos_emb: want["pos_embed.weight"] = (cfg.max_len, cfg.d_model)
+    layers = {int(k.split(".")[1]) for k in shapes if re.match(r"blocks\.\d+\.", k)}
+    for k, shape in want.items():
+        if shapes.get(k) != shape:
+            raise ValueError(f"checkpoint config {meta} does not match {wts.name}: {k} has shape {shapes.get(k)}, the config asks for {shape}")
+    if layers != set(range(cfg.n_layers)):
+        raise ValueError(f"checkpoint config {meta} does not match {wts.name}: model.n_layers={cfg.n_layers}, the weights hold {len(layers)} block(s)")
 
 def check_state_dict(state:dict, # tensors read from a file
                      expected:dict, # the state dict of the model they are for

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/report_card.html.md"""
 
 # %% ../nbs/08b_report_card.ipynb #f813a282
 from __future__ import annotations
-import base64, copy, html, inspect, io, json, math, os, platform, shutil, tempfile, time, warnings
+import base64, contextlib, copy, ctypes, html, inspect, io, json, math, os, platform, shutil, signal, tempfile, threading, time, warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -18,28 +18,58 @@ import torch.nn as nn
 import matplotlib.pyplot as plt
 
 from .core import (HookPoint, hook_points, register_mixer, get_mixer_spec, make_mixer, mixer_names,
-                   MixerImportError, BUILTIN_MIXER_MODULES, _MIXERS, trust_mixer)
+                   MixerImportError, BUILTIN_MIXER_MODULES, _MIXERS, trust_mixer, _clip, _cut)
 from .model import ModelConfig, n_params
 from .tasks import task_preset, build_datasets, token_classes, query_view, answer_pairs, MQARConfig
-from .runs import ExperimentConfig, TrainConfig, apply_overrides
-from .train import train, experiment_preset
+from .runs import ConfigError, ExperimentConfig, TrainConfig, apply_overrides, check_name
+from .train import train, experiment_preset, sigterm_as_interrupt
 from .interventions import (Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, min_accuracy_for,
                                     CONV_POSITIONS, VERDICT_POSITIONS)
 from .sweep import PAPER_LRS
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 
 # %% auto #0
-__all__ = ['TASKS', 'TASK_LABELS', 'SCALES', 'ReportCardError', 'ContractError', 'Check', 'resolve_mixer', 'check_contract',
-           'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table', 'scale_experiments', 'conv_hooks',
-           'dissect_model', 'find_results_dir', 'zoo_models', 'render_markdown', 'render_html', 'write_report_folder',
-           'ReportCard', 'report_card']
+__all__ = ['TASKS', 'TASK_LABELS', 'SCALES', 'ReportCardError', 'ContractError', 'TimeLimitExceeded', 'time_limit', 'Check',
+           'resolve_mixer', 'check_contract', 'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table',
+           'scale_experiments', 'conv_hooks', 'dissect_model', 'find_results_dir', 'zoo_models', 'render_markdown',
+           'render_html', 'write_report_folder', 'ReportCard', 'report_card']
 
 # %% ../nbs/08b_report_card.ipynb #f3325fb6
 class ReportCardError(ValueError):
     "A mixer the report card cannot evaluate."
 
 class ContractError(ReportCardError):
-    "A mixer that breaks the mixer contract (cannot be built, wrong shape, not causal)."
+    "A mixer that breaks the mixer contract (cannot be built, wrong shape or dtype, not causal, too slow)."
+
+class TimeLimitExceeded(ReportCardError):
+    "A contract check, or the training of a mixer, that ran past its time limit."
+
+@contextlib.contextmanager
+def time_limit(seconds:float|None, # the limit; None or 0: none
+               what:str):          # what is timed, for the message
+    "Raise `TimeLimitExceeded` in this block once `seconds` have passed: a SIGALRM timer in the main thread, a watchdog thread elsewhere."
+    if not seconds: yield; return
+    msg = f"{what} took longer than {seconds:g} s"
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        def _expired(signum, frame): raise TimeLimitExceeded(msg)
+        old = signal.signal(signal.SIGALRM, _expired)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try: yield
+        finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
+        return
+    # another thread (a notebook runner, a server): the watchdog raises in this thread when it next runs Python code
+    exc = type("TimeLimitExceeded", (TimeLimitExceeded,), {"__init__": lambda self, *a: TimeLimitExceeded.__init__(self, msg)})
+    tid, lock, done, fired = ctypes.c_ulong(threading.get_ident()), threading.Lock(), threading.Event(), []
+    def _watch():
+        if done.wait(seconds): return
+        with lock:
+            if not done.is_set(): ctypes.pythonapi.PyThreadState_SetAsyncExc(tid, ctypes.py_object(exc)); fired.append(1)
+    threading.Thread(target=_watch, daemon=True).start()
+    try: yield
+    finally:
+        with lock:
+            done.set()
+            if fired: ctypes.pythonapi.PyThreadState_SetAsyncExc(tid, None)   # if not delivered yet: withdrawn
 
 @dataclass
 class Check:
@@ -60,12 +90,21 @@ def resolve_mixer(mixer,                 # a registered name, 'module:Class', or
                   name:str|None=None,    # registry name for a class (default: the class's name)
                   block:str|None=None,   # "transformer" or "mamba" (default: the class's `mixer_block`, else transformer)
                   ) -> str:
-    "The registry name of `mixer`, registering it if needed (`ReportCardError` if it cannot be used)."
+    "The registry name of `mixer`, registering it if needed, under `name` when given (`ReportCardError` if it cannot be used)."
+    if name is not None:
+        try: check_name(name, "the mixer's name (--name)", "the report and its folders")
+        except ConfigError as e: raise ReportCardError(str(e)) from None
     if isinstance(mixer, str):
-        if ":" in mixer: return trust_mixer(mixer)                # a path you named: imported (MixerImportError if it cannot be)
-        try: get_mixer_spec(mixer)
-        except ValueError as e: raise ReportCardError(str(e)) from None
-        return mixer
+        if ":" in mixer: reg = trust_mixer(mixer)                 # a path you named: imported (MixerImportError if it cannot be)
+        else:
+            try: get_mixer_spec(mixer); reg = mixer
+            except ValueError as e: raise ReportCardError(str(e)) from None
+        if name is None or name == reg: return reg
+        if _is_builtin(reg): raise ReportCardError(f"--name renames a mixer of yours; {reg!r} is built in and keeps its name")
+        if name in _MIXERS and _MIXERS[name].factory is not _MIXERS[reg].factory:
+            raise ReportCardError(f"the name {name!r} belongs to another mixer ({_MIXERS[name].factory!r}); pass another name")
+        register_mixer(name, block=_MIXERS[reg].block, doc=_MIXERS[reg].doc)(_MIXERS[reg].factory)
+        return name
     if not callable(mixer):
         raise ReportCardError(f"a mixer is a class or factory, a registered name or MODULE:CLASS; got a {type(mixer).__name__}")
     mixer_names()                                                 # load the built-in mixers first
@@ -85,7 +124,7 @@ def _check_causal(mods, x, tol) -> Check:
     l, worst = x.shape[1], (0.0, None, None)
     with torch.no_grad():
         for i, m in enumerate(mods):
-            y = m(x)
+            y = m(x.clone())                                      # a copy per call: the mixer may change its input in place
             for t in sorted({1, l // 3, l // 2, l - 1}):
                 x2 = x.clone(); x2[:, t:] = torch.randn_like(x2[:, t:])
                 r = _rel(m(x2)[:, :t], y[:, :t])
@@ -97,10 +136,13 @@ def _check_causal(mods, x, tol) -> Check:
     return Check("causal", True, f"outputs before t unchanged when inputs from t on change (max relative change {r:.1e}, tolerance {tol:g})")
 
 def _check_gradients(mods, x) -> Check:
+    if not any(p.requires_grad for m in mods for p in m.parameters()):
+        return Check("gradient flow", None, "the mixer has no trainable parameters (its model still trains its embeddings, norms and MLPs)")
     for m in mods: m.zero_grad(set_to_none=True)
     loss = 0
     for m in mods:
-        y = m(x); loss = loss + (y * torch.randn_like(y)).sum()
+        y = m(x.clone()); loss = loss + (y * torch.randn_like(y)).sum()
+    if not loss.requires_grad: return Check("gradient flow", False, "the outputs do not depend on any parameter (no gradient reaches them)", fatal=True)
     loss.backward()
     missing, zero, bad, total = [], [], [], 0
     for i, m in enumerate(mods):
@@ -130,7 +172,7 @@ def _check_hooks(mods, x) -> Check:
             handles.append(hp.register_forward_hook(fn))
     try:
         with torch.no_grad():
-            for m in mods: m(x)
+            for m in mods: m(x.clone())
     finally:
         for h in handles: h.remove()
     silent = sorted({n for i, m in enumerate(mods) for n in hook_points(m) if (i, n) not in fired})
@@ -149,8 +191,8 @@ def _check_step(mods, x, tol) -> Check:
             for i, m in enumerate(mods):
                 state, ys = None, []
                 for t in range(x.shape[1]):
-                    y_t, state = m.step(x[:, t], state); ys.append(y_t)
-                r = _rel(torch.stack(ys, 1), m(x))
+                    y_t, state = m.step(x[:, t].clone(), state); ys.append(y_t)
+                r = _rel(torch.stack(ys, 1), m(x.clone()))
                 if r > worst[0]: worst = (r, i)
     except Exception as e:
         return Check("step = forward", False, f"step raised {type(e).__name__}: {e}")
@@ -165,33 +207,47 @@ def check_contract(mixer,                   # a registered name, 'module:Class',
                    seq_len:int=12, batch:int=3,
                    mixer_kwargs:dict|None=None,
                    tol:float=1e-4,          # relative tolerance of the causality and step checks
-                   seed:int=0) -> list[Check]:
-    "Run the mixer contract's checks; a fatal failure ends the list (see `Check.fatal`)."
+                   seed:int=0,
+                   check_seconds:float|None=60) -> list[Check]: # time limit of each check (None: none), see above
+    "Run the mixer contract's checks; a fatal failure (an error, or a check past its time limit) ends the list (see `Check.fatal`)."
     name = resolve_mixer(mixer)
     torch.manual_seed(seed)
-    try: mods = [make_mixer(name, d_model, layer_idx=i, n_layers=n_layers, **(mixer_kwargs or {})) for i in range(n_layers)]
-    except Exception as e:
-        return [Check("construct", False, f"{name}({d_model}, layer_idx, n_layers={n_layers}) raised {type(e).__name__}: {e}", fatal=True)]
+    def build(): return [make_mixer(name, d_model, layer_idx=i, n_layers=n_layers, **(mixer_kwargs or {})) for i in range(n_layers)]
+    mods = _guarded("construct", build, check_seconds, f"{name}({d_model}, layer_idx, n_layers={n_layers})")
+    if isinstance(mods, Check): return [mods]
     if not all(isinstance(m, nn.Module) for m in mods):
         return [Check("construct", False, f"the factory returned a {type(mods[0]).__name__}, not a torch.nn.Module", fatal=True)]
     checks = [Check("construct", True, f"built for layers 0–{n_layers - 1} at d_model={d_model}")]
     x = torch.randn(batch, seq_len, d_model)
+    shape = _guarded("shape", lambda: _check_shape(mods, x), check_seconds, f"forward on (b, l, d) = {tuple(x.shape)}")
+    checks.append(shape)
+    if not shape.passed: return checks
+    for cname, check in (("causal", lambda: _check_causal(mods, x, tol)), ("gradient flow", lambda: _check_gradients(mods, x)),
+                         ("hook points", lambda: _check_hooks(mods, x)), ("step = forward", lambda: _check_step(mods, x, tol))):
+        checks.append(_guarded(cname, check, check_seconds, "the check"))
+        if checks[-1].fatal and not checks[-1].passed: return checks
+    return checks
+
+def _guarded(name:str, fn, seconds, what:str):
+    "`fn()` under the time limit; an exception it raises, or running past the limit, is a fatal failed `Check` `name`."
+    try:
+        with time_limit(seconds, what): return fn()
+    except TimeLimitExceeded as e:
+        return Check(name, False, f"{e} (the limit of each check: check_seconds, --check-timeout)", fatal=True)
+    except Exception as e:
+        return Check(name, False, f"{what} raised {type(e).__name__}: {_cut(' '.join(str(e).split()), 300)}", fatal=True)
+
+def _check_shape(mods, x) -> Check:
     for i, m in enumerate(mods):
-        try:
-            with torch.no_grad(): y = m(x)
-        except Exception as e:
-            return checks + [Check("shape", False, f"layer {i}: forward on (b, l, d) = {tuple(x.shape)} raised {type(e).__name__}: {e}", fatal=True)]
+        with torch.no_grad(): y = m(x.clone())
         got = tuple(y.shape) if torch.is_tensor(y) else type(y).__name__
         if got != tuple(x.shape):
-            return checks + [Check("shape", False, f"layer {i}: input (b, l, d) = {tuple(x.shape)} gave output {got}; "
-                                                   "a mixer must return (b, l, d)", fatal=True)]
+            return Check("shape", False, f"layer {i}: input (b, l, d) = {tuple(x.shape)} gave output {got}; a mixer must return (b, l, d)", fatal=True)
+        if y.dtype != x.dtype:
+            return Check("shape", False, f"layer {i}: a {x.dtype} input gave a {y.dtype} output; a mixer must return its input's dtype", fatal=True)
         if not torch.isfinite(y).all():
-            return checks + [Check("shape", False, f"layer {i}: non-finite outputs on a random input", fatal=True)]
-    checks.append(Check("shape", True, f"(b, l, d) = {tuple(x.shape)} in, the same shape out, finite"))
-    checks.append(_check_causal(mods, x, tol))
-    if checks[-1].fatal and not checks[-1].passed: return checks
-    checks += [_check_gradients(mods, x), _check_hooks(mods, x), _check_step(mods, x, tol)]
-    return checks
+            return Check("shape", False, f"layer {i}: non-finite outputs on a random input", fatal=True)
+    return Check("shape", True, f"(b, l, d) = {tuple(x.shape)} in, the same shape and dtype out, finite")
 
 def contract_table(checks:list[Check]) -> pd.DataFrame:
     "The checks as a table (check, outcome, detail)."
@@ -235,11 +291,12 @@ def _preset_experiments(suffix:str, d_model:int) -> dict:
         out[t] = cfg
     return out
 
-SCALES = {
-    "ci": dict(lrs=(3e-3, 1e-2), dissect_n=256, zoo={t: ("report_card_ci",) for t in TASKS}),
+SCALES = {   # time_limit: seconds for training and dissecting one mixer at this scale (None: no limit), see `report_card`
+    "ci": dict(lrs=(3e-3, 1e-2), dissect_n=256, zoo={t: ("report_card_ci",) for t in TASKS}, time_limit=2 * 3600),
     "cpu": dict(lrs=(1e-3, 3e-3), dissect_n=512,
-                zoo={"ar": ("ar_main", "extra_mixers"), "atr": ("atr_easy", "extra_mixers_atr"), "mqar": ("mqar",)}),
-    "paper": dict(lrs=tuple(PAPER_LRS), dissect_n=1024, zoo={}),
+                zoo={"ar": ("ar_main", "extra_mixers"), "atr": ("atr_easy", "extra_mixers_atr"), "mqar": ("mqar",)},
+                time_limit=48 * 3600),
+    "paper": dict(lrs=tuple(PAPER_LRS), dissect_n=1024, zoo={}, time_limit=None),
 }
 
 def scale_experiments(scale:str) -> dict:
@@ -282,25 +339,35 @@ def dissect_model(model, ds, n:int=256, seed:int=0, query:int|None=None) -> dict
 
 # %% ../nbs/08b_report_card.ipynb #5f233b00
 def find_results_dir(results_dir=None) -> Path | None:
-    "`results_dir`, else `results/` in the working directory, its parent, or the checkout this package sits in."
+    "`results_dir` (`ReportCardError` if it is not a folder), else `results/` in the working directory, its parent, or the checkout this package sits in."
     import ssm_mech
+    if results_dir is not None and not Path(results_dir).is_dir():
+        raise ReportCardError(f"results folder {results_dir} (--results) is not a folder")
     here = Path(ssm_mech.__file__).resolve().parents[1]           # the checkout, when installed editable or run from it
     cands = [Path(results_dir)] if results_dir else [Path.cwd() / "results", Path.cwd().parent / "results", here / "results"]
     return next((p for p in cands if p.is_dir()), None)
 
 def zoo_models(scale:str, task:str, d_model:int, results_dir=None) -> tuple[pd.DataFrame, list[str]]:
-    "One row per zoo mixer (best learning rate) at `scale` for `task`, and the folders read."
+    "One row per zoo mixer (best learning rate) at `scale` for `task`, and the folders read; `ReportCardError` naming a file it cannot use."
     root, frames, used = find_results_dir(results_dir), [], []
     for folder in SCALES[scale]["zoo"].get(task, ()):
         f = root / folder / "results.csv" if root else None
         if f is None or not f.exists(): continue
-        df = pd.read_csv(f)
-        df = df[(df["task.task"] == task) & (df["model.d_model"] == d_model) & (df["model.n_layers"] == 2)]
+        try:
+            df = pd.read_csv(f)
+            df = df[(df["task.task"] == task) & (df["model.d_model"] == d_model) & (df["model.n_layers"] == 2)]
+        except Exception as e: raise ReportCardError(_unusable(f, e)) from None
         if len(df): frames.append(df); used.append(f"results/{folder}")
     if not frames: return pd.DataFrame(), used
-    t = model_table(pd.concat(frames, ignore_index=True), by=("model.mixer",))
+    try: t = model_table(pd.concat(frames, ignore_index=True), by=("model.mixer",))
+    except Exception as e: raise ReportCardError(_unusable(", ".join(used), e)) from None
     order = {m: i for i, m in enumerate(MIXER_ORDER)}
     return t.sort_values("model.mixer", key=lambda s: s.map(lambda m: order.get(m, 99))).reset_index(drop=True), used
+
+def _unusable(what, e) -> str:
+    return (f"stored zoo results {what} cannot be used ({type(e).__name__}: {_cut(' '.join(str(e).split()), 200)}); it must be a "
+            "results.csv written by collect (columns task.task, model.d_model, model.n_layers, model.mixer, train.lr, step, split, "
+            "metric, value): restore it, or pass another --results folder")
 
 # %% ../nbs/08b_report_card.ipynb #713e3754
 def _md_table(df:pd.DataFrame) -> str:
@@ -443,7 +510,7 @@ def _scatter_figure(mech, zoo, name):
 def report_card(mixer,                          # a mixer class or factory, a registered name, or 'module:Class'
                 scale:str="ci",                 # "ci", "cpu" or "paper" (see `SCALES`)
                 out=None,                       # report folder (default: report_card_<name>)
-                name:str|None=None,             # registry name of a class (default: its class name)
+                name:str|None=None,             # the mixer's name in the registry and the report (default: its class name or path)
                 mixer_kwargs:dict|None=None,    # arguments for the mixer's constructor
                 pos_emb:bool|None=None,         # learned positions (default: as the paper, only for "attention")
                 overrides:list|dict|None=None,  # dotted overrides for every run, e.g. ["train.max_steps=50"]
@@ -451,48 +518,64 @@ def report_card(mixer,                          # a mixer class or factory, a re
                 dissect_n:int|None=None,        # examples per dissection (default: the scale's)
                 runs_dir=None,                  # keep the trained runs in `runs_dir/<name>/` (default: a temporary folder, deleted)
                 results_dir=None,               # stored zoo results (default: ./results or the checkout's)
-                progress:bool=False, seed:int=0) -> ReportCard:
+                progress:bool=False, seed:int=0,
+                check_seconds:float|None=60,    # time limit of each contract check (None: none)
+                train_seconds:float|None=-1,    # time limit of training and dissecting the mixer (-1: the scale's; None: none)
+                ) -> ReportCard:
     "Check `mixer` against the contract, train and dissect it on AR, ATR and MQAR, and write its report folder."
     t0 = time.time()
     name = resolve_mixer(mixer, name)
     exps = scale_experiments(scale)
     sc = SCALES[scale]; lrs = tuple(lrs or sc["lrs"]); dissect_n = dissect_n or sc["dissect_n"]
+    train_seconds = sc["time_limit"] if train_seconds == -1 else train_seconds
+    for what, v in (("check_seconds", check_seconds), ("train_seconds", train_seconds)):
+        if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 10**9):
+            raise ReportCardError(f"{what} must be a number of seconds in (0, 1e9) or None (no limit), got {_clip(v)}")
     d = next(iter(exps.values())).model.d_model
-    checks = check_contract(name, mixer_kwargs=mixer_kwargs)
+    checks = check_contract(name, mixer_kwargs=mixer_kwargs, check_seconds=check_seconds)
     raise_on_fatal(checks, name)                                  # before any file is written
     for e in exps.values():
         e.model.mixer_kwargs, e.model.pos_emb = dict(mixer_kwargs or {}), pos_emb
         e.model.mixer = name; e.resolve()                         # bad kwargs or overrides fail here, early
         if overrides: apply_overrides(copy.deepcopy(e), overrides).resolve()
+    zoo, sources = {}, {}
+    for t in TASKS: zoo[t], sources[t] = zoo_models(scale, t, d, results_dir)   # a damaged results.csv fails here, before training
     out = Path(out or f"report_card_{name.replace(':', '_').replace('.', '_')}")
     slug = name.replace(':', '_').replace('.', '_').replace('/', '_')   # one folder per mixer: a second mixer never replaces the first's runs
-    work = Path(runs_dir) / slug if runs_dir else Path(tempfile.mkdtemp(prefix="report_card_runs_"))
+    made = [p for p in [out.parent, *out.parent.parents] if not p.exists()]   # removed again, if left empty
+    if not runs_dir: out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(runs_dir) / slug if runs_dir else Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.runs-"))  # beside the report
     try:
         rows, mech = [], []
-        for t in TASKS:
-            task_rows = _train_task(name, t, exps[t], lrs, overrides, work, progress)
-            best = max(task_rows, key=lambda r: (r["test_acc"], -r["lr"]))
-            ds = build_datasets(best["config"].task)["test"]
-            queries = [None] if t != "mqar" else list(range(best["config"].task.n_queries))
-            for r in task_rows:                                   # every model; every query of the chosen one
-                r["chosen"] = r is best
-                diss = [dissect_model(r["model"], ds, dissect_n, seed, q) for q in (queries if r is best else queries[:1])]
-                r["mechanism"] = diss[0]["mechanism"]
-                if r is best:
-                    for dm in diss:
-                        a, ci = dm["association"] or {}, dm["interval"]
-                        mech.append(dict(task=t, query=dm["query"], lr=r["lr"], accuracy=dm["accuracy"], mechanism=dm["mechanism"],
-                                         reason=dm["reason"], o_minus_c=dm["o_minus_c"], layer=dm["layer"],
-                                         assoc_value=a.get("value"), assoc_key=a.get("key"), assoc_query=a.get("query"),
-                                         ci_value=ci.get("value"), ci_key=ci.get("key"), ci_query=ci.get("query"),
-                                         conv=dm["conv"], summary=dm["summary"]))
-            rows += task_rows
+        with sigterm_as_interrupt(), time_limit(train_seconds, f"training and dissecting mixer {name!r}"):   # SIGTERM: cleaned up too
+            for t in TASKS:
+                task_rows = _train_task(name, t, exps[t], lrs, overrides, work, progress)
+                best = max(task_rows, key=lambda r: (r["test_acc"], -r["lr"]))
+                ds = build_datasets(best["config"].task)["test"]
+                queries = [None] if t != "mqar" else list(range(best["config"].task.n_queries))
+                for r in task_rows:                                   # every model; every query of the chosen one
+                    r["chosen"] = r is best
+                    diss = [dissect_model(r["model"], ds, dissect_n, seed, q) for q in (queries if r is best else queries[:1])]
+                    r["mechanism"] = diss[0]["mechanism"]
+                    if r is best:
+                        for dm in diss:
+                            a, ci = dm["association"] or {}, dm["interval"]
+                            mech.append(dict(task=t, query=dm["query"], lr=r["lr"], accuracy=dm["accuracy"], mechanism=dm["mechanism"],
+                                             reason=dm["reason"], o_minus_c=dm["o_minus_c"], layer=dm["layer"],
+                                             assoc_value=a.get("value"), assoc_key=a.get("key"), assoc_query=a.get("query"),
+                                             ci_value=ci.get("value"), ci_key=ci.get("key"), ci_query=ci.get("query"),
+                                             conv=dm["conv"], summary=dm["summary"]))
+                rows += task_rows
+    except TimeLimitExceeded as e:
+        checks.append(Check("training time", False, f"{e} (the limit: train_seconds, --train-timeout)", fatal=True))
+        raise_on_fatal(checks, name)
     finally:
         if not runs_dir: shutil.rmtree(work, ignore_errors=True)
+        for p in made:
+            try: p.rmdir()
+            except OSError: break
     runs = pd.DataFrame([{k: v for k, v in r.items() if k not in ("model", "config")} for r in rows])
     mechs = pd.DataFrame(mech)
-    zoo, sources = {}, {}
-    for t in TASKS: zoo[t], sources[t] = zoo_models(scale, t, d, results_dir)
     blocks, pngs = _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sources, mixer_kwargs, pos_emb,
                                   overrides, time.time() - t0)
     page = render_html(blocks, f"Report card: {name}")

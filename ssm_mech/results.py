@@ -17,7 +17,7 @@ import yaml
 from fastcore.basics import patch
 
 from .core import atomic_write
-from .runs import ConfigError, Run, inside, sweep_run, read_yaml
+from .runs import ConfigError, Run, inside, sweep_run, read_yaml, load_yaml
 from .interventions import accuracy_interval
 
 # %% auto #0
@@ -61,7 +61,7 @@ def collect(sweep_dir,            # a directory written by `run_sweep`
         run = sweep_run(sweep_dir, rid)   # an id read from runs.csv is data: confined to runs/<id>, never through a link
         st, cfg, mech = _readable(lambda: run.status, {"status": "unreadable", "error": f"{run.status_file} is not valid JSON"}), {}, {}
         if run.config_file.exists():   # as written, even if invalid
-            cfg = _readable(lambda: _flatten(yaml.safe_load(run.config_file.read_text()) or {}), {})
+            cfg = _readable(lambda: _flatten(load_yaml(run.config_file.read_text()) or {}), {})   # no aliases: a bomb is unreadable, not a hang
         mech = _readable(lambda: _flatten(run.mechanism, "mech.") if run.mechanism is not None else {}, {})
         info = {"run_id": rid, "label": labels.get(rid, cfg.get("name", "")), "status": st.get("status", "pending"),
                 **{c: cfg.get(c) for c in cols}, "error": st.get("error"),
@@ -79,7 +79,7 @@ def collect(sweep_dir,            # a directory written by `run_sweep`
 def _readable(read, default):
     "`read()`, or `default` for a file that a crash (or a person) left unreadable: one bad run does not hide the others."
     try: return read()
-    except (ValueError, yaml.YAMLError, UnicodeDecodeError, AttributeError): return default
+    except (ValueError, yaml.YAMLError, UnicodeDecodeError, AttributeError, RecursionError): return default
 
 # %% ../nbs/07b_results.ipynb #d3a96a04
 def final_metrics(df, finished_only:bool=True):
@@ -270,7 +270,7 @@ class StoredSweep:
     def config(self, run_id:str) -> dict:
         "A run's config (`configs/<id>.yaml`), flattened to dotted keys ('model.mixer'); {} where none is stored."
         f = self.path / "configs" / f"{run_id}.yaml"
-        return _readable(lambda: _flatten(yaml.safe_load(f.read_text()) or {}), {}) if f.exists() else {}
+        return _readable(lambda: _flatten(load_yaml(f.read_text()) or {}), {}) if f.exists() else {}
 
     def mechanism(self, run_id:str) -> dict|None:
         "A run's verdict as stored (`mechanism/<id>.json`), or None."

@@ -13,15 +13,16 @@ from typing import Any
 
 import yaml
 
-from .core import TMP_SUFFIX, UntrustedMixerError, _umask, atomic_write, pick_device
-from .tasks import TASK_CONFIGS, build_datasets, task_config_from_dict
-from .model import ModelConfig, LanguageModel, load_model
+from .core import TMP_SUFFIX, UntrustedMixerError, _umask, atomic_write, pick_device, _clip, _cut
+from .tasks import NAMED_POSITIONS, TASK_CONFIGS, build_datasets, task_config_from_dict
+from .model import MODEL_LIMITS, ModelConfig, LanguageModel, load_model
 
 try: import fcntl
 except ImportError: fcntl = None   # not POSIX: directory locks are not available
 
 # %% auto #0
-__all__ = ['STATUS_FILE', 'METRICS_FILE', 'RUN_FILES', 'LOCK_FILE', 'ConfigError', 'read_yaml', 'TrainConfig', 'ExperimentConfig',
+__all__ = ['YAML_MAX_DEPTH', 'MAX_SEED', 'SITES_HELP', 'STATUS_FILE', 'METRICS_FILE', 'RUN_FILES', 'LOCK_FILE', 'ConfigError',
+           'YAMLRefused', 'ConfigLoader', 'load_yaml', 'read_yaml', 'TrainConfig', 'ExperimentConfig', 'check_name',
            'apply_overrides', 'config_node', 'parse_value', 'inside', 'sweep_run', 'open_append', 'read_json',
            'read_status', 'config_hash', 'write_status', 'MetricsLog', 'Run', 'DirectoryLocked', 'DirLock',
            'remove_temp_files', 'prepare_run_dir', 'clear_run_dir']
@@ -30,9 +31,42 @@ __all__ = ['STATUS_FILE', 'METRICS_FILE', 'RUN_FILES', 'LOCK_FILE', 'ConfigError
 class ConfigError(ValueError):
     "A bad config value, config file or run directory; the message names the field or file and the value."
 
+YAML_MAX_DEPTH = 50   # nesting levels a config may have (a real one has 4)
+
+class YAMLRefused(yaml.MarkedYAMLError):
+    "YAML that parses but that a config may not hold: an alias, deeper nesting than `YAML_MAX_DEPTH`, a duplicate key."
+
+class ConfigLoader(yaml.SafeLoader):
+    "PyYAML's safe loader, refusing aliases, nesting deeper than `YAML_MAX_DEPTH` and duplicate keys (`YAMLRefused`)."
+    _depth = 0
+    def compose_node(self, parent, index):
+        ev = self.peek_event()
+        if isinstance(ev, yaml.AliasEvent):
+            raise YAMLRefused(None, None, f"found the alias *{_cut(str(ev.anchor), 40)}: aliases (&name, *name) are not read "
+                              "(a few lines of them can stand for billions of values); write the value out", ev.start_mark)
+        if self._depth >= YAML_MAX_DEPTH:
+            raise YAMLRefused(None, None, f"nested more than {YAML_MAX_DEPTH} levels deep", ev.start_mark)
+        self._depth += 1
+        try: return super().compose_node(parent, index)
+        finally: self._depth -= 1
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        if isinstance(node, yaml.MappingNode):
+            for k, _ in node.value:
+                key = self.construct_object(k, deep=True)
+                try: dup = key in seen; seen.add(key)
+                except TypeError: continue                        # an unhashable key: the constructor names it
+                if dup: raise YAMLRefused(None, None, f"duplicate key {_clip(key, 60)} (YAML would keep the last one and "
+                                          "silently drop the first); give each key once", k.start_mark)
+        return super().construct_mapping(node, deep)
+
+def load_yaml(text:str):
+    "The data in YAML `text` (`ConfigLoader`): yaml.YAMLError if it is malformed or refused, ValueError for a number too long to read."
+    return yaml.load(text, Loader=ConfigLoader)
+
 def read_yaml(text_or_path, # YAML text, or the path of a .yaml/.yml file
               what:str="config") -> dict: # what is read, for the error message
-    "The mapping in a YAML file or string; `ConfigError` naming the file (and line) if it is not one."
+    "The mapping in a YAML file or string; `ConfigError` naming the file (and line) if it is not one, or holds what `ConfigLoader` refuses."
     s, where = str(text_or_path), "YAML text"
     p = Path(s) if len(s) < 4096 and "\n" not in s else None
     if isinstance(text_or_path, Path) or (p is not None and p.suffix in (".yaml", ".yml")):
@@ -42,13 +76,16 @@ def read_yaml(text_or_path, # YAML text, or the path of a .yaml/.yml file
         try: s = p.read_bytes().decode("utf-8")
         except UnicodeDecodeError as e: raise ConfigError(f"{where} is not UTF-8 text (byte {e.start} is {e.object[e.start:e.start+1]!r}); is it a YAML file?") from None
         except OSError as e: raise ConfigError(f"{where} cannot be read ({e.strerror})") from None
-    try: d = yaml.safe_load(s)
+    try: d = load_yaml(s)
     except yaml.YAMLError as e:
         m = getattr(e, "problem_mark", None)
         at = f" at line {m.line + 1}, column {m.column + 1}" if m else ""
-        why = " ".join(str(getattr(e, "problem", None) or e).split())
+        why = _cut(" ".join(str(getattr(e, "problem", None) or e).split()), 300)
+        if isinstance(e, YAMLRefused): raise ConfigError(f"{where} is refused: {why}{at}") from None
         if isinstance(e, yaml.constructor.ConstructorError): why += "; only plain YAML data (no tags) is read"
         raise ConfigError(f"{where} is not valid YAML ({why}){at}") from None
+    except (ValueError, RecursionError) as e:                     # an integer of more than 4,300 digits
+        raise ConfigError(f"{where} is not read: {_cut(' '.join(str(e).split()), 200)}") from None
     if not isinstance(d, dict): raise ConfigError(f"{what} YAML must be a mapping, got {type(d).__name__} ({where})")
     return d
 
@@ -79,7 +116,7 @@ class TrainConfig:
 
     def validate(self):
         "Raise `ConfigError` naming the first bad field and its value."
-        def bad(name, why): raise ConfigError(f"train.{name} {why}, got {getattr(self, name)!r}")
+        def bad(name, why): raise ConfigError(f"train.{name} {why}, got {_clip(getattr(self, name))}")
         num, integer = _is_number, _is_integer
         if not (num(self.lr) and 0 < self.lr <= 1): bad("lr", "must be a number in (0, 1]")
         if not (integer(self.batch_size) and self.batch_size > 0): bad("batch_size", "must be a positive integer")
@@ -92,7 +129,7 @@ class TrainConfig:
             bad("betas", "must be two numbers in [0, 1)")
         for name in ("shuffle", "supervised_head"):
             if not isinstance(getattr(self, name), bool): bad(name, "must be true or false")
-        if not (integer(self.seed) and self.seed >= 0): bad("seed", "must be an integer >= 0")
+        if not (integer(self.seed) and 0 <= self.seed <= MAX_SEED): bad("seed", f"must be an integer in [0, {MAX_SEED}] (2**32 - 1)")
         for name in ("eval_every", "log_every", "checkpoint_every", "mech_every"):
             v = getattr(self, name)
             if not (integer(v) and v >= 0): bad(name, "must be an integer >= 0")
@@ -101,13 +138,29 @@ class TrainConfig:
             if not (integer(v) and v >= 1): bad(name, "must be an integer >= 1")
         if self.precision not in ("fp32", "bf16"): bad("precision", "must be 'fp32' or 'bf16'")
         if not (isinstance(self.mech_sites, list) and all(isinstance(s, str) for s in self.mech_sites)): bad("mech_sites", "must be a list of 'hook@position' strings")
+        for s in self.mech_sites:
+            if not _site_ok(s): raise ConfigError(f"train.mech_sites: {_clip(s)} is not a site; {SITES_HELP}")
         if not isinstance(self.device, str): bad("device", "must be a device name such as 'auto', 'cpu' or 'cuda'")
         try: pick_device(self.device)
         except ValueError as e: raise ConfigError(f"train.{e}") from None
         return self
 
-def _is_number(v) -> bool: return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _is_number(v) -> bool: return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and math.isfinite(v)
 def _is_integer(v) -> bool: return isinstance(v, int) and not isinstance(v, bool)
+
+MAX_SEED = 2**32 - 1   # train.seed: torch's generators take 64 bits, and each epoch's order is seeded by seed * 100_003 + epoch
+_BLOCK_HOOKS = ("hook_resid_pre", "hook_mixer_in", "hook_mixer_out", "hook_resid_mid", "hook_mlp_in", "hook_mlp_out", "hook_resid_post")
+_SITE = re.compile(r"(hook_embed|hook_final|blocks\.(-?\d{1,4})\.(?:" + "|".join(_BLOCK_HOOKS) + r"|mixer\.[A-Za-z_][\w.]*))"
+                   r"@(-?\d{1,6}|([a-z_]+?)(?:_\d{1,3})?(?:[+-]\d{1,4})?)")
+SITES_HELP = (f"a site is HOOK@POSITION (e.g. blocks.-1.hook_resid_pre@value): HOOK is hook_embed, hook_final or "
+              f"blocks.<layer>.<hook> with <hook> one of {', '.join(_BLOCK_HOOKS)} or mixer.<a hook of the mixer> "
+              f"(blocks.-1 is the last layer); POSITION is an index or one of {', '.join(NAMED_POSITIONS)}, "
+              "with an optional offset such as value+2")
+
+def _site_ok(s:str) -> bool:
+    "Whether `s` is a well-formed 'hook@position' site (the layer is checked against the model by `ExperimentConfig.resolve`)."
+    m = _SITE.fullmatch(s)
+    return bool(m) and (m.group(4) is None or m.group(4) in NAMED_POSITIONS)
 
 # %% ../nbs/04b_runs.ipynb #48c1ab2c
 @dataclass
@@ -127,10 +180,10 @@ class ExperimentConfig:
     def from_dict(cls, d:dict) -> ExperimentConfig:
         if not isinstance(d, dict): raise ConfigError(f"a config must be a mapping with sections name, task, model, train; got {_short(d)}")
         unknown = set(d) - {"name", "task", "model", "train"}
-        if unknown: raise ConfigError(f"unknown config section(s) {sorted(unknown)}; valid: name, task, model, train")
+        if unknown: raise ConfigError(f"unknown config section(s) {_clip(sorted(map(str, unknown)))}; valid: name, task, model, train")
         if "task" not in d: raise ConfigError("config has no 'task' section")
         name = d.get("name", "run")
-        if _is_number(name): name = str(name)   # `name=7` on a command line
+        if _is_number(name) and not (isinstance(name, int) and abs(name) >= 2**63): name = str(name)   # `name=7` on a command line
         return cls(task=_task_from_dict(d["task"]),
                    model=_from_fields(ModelConfig, d.get("model", {}), "model"),
                    train=_from_fields(TrainConfig, d.get("train", {}), "train"), name=name)
@@ -148,9 +201,11 @@ class ExperimentConfig:
         "A validated copy with the model's vocabulary taken from the task; `ConfigError` naming the first bad field."
         cfg = copy.deepcopy(self)
         if not hasattr(cfg.task, "vocab_size"): raise ConfigError(f"task must be an ARConfig or ATRConfig, got {_short(cfg.task)}")
-        if not (isinstance(cfg.name, str) and cfg.name.strip() and cfg.name not in (".", "..") and not re.search(r"[/\\\x00]", cfg.name)):
-            raise ConfigError(f"name must be a plain name (no '/', '\\\\', not '.' or '..'; it names the directory runs/<name>), got {cfg.name!r}")
+        check_name(cfg.name, "name", "the directory runs/<name>")
         task_vocab, seq_len = cfg.task.vocab_size, cfg.task.seq_len
+        if task_vocab > MODEL_LIMITS["vocab_size"]:
+            raise ConfigError(f"the task's vocabulary has {task_vocab:,} ids, more than a model can hold (model.vocab_size <= "
+                              f"{MODEL_LIMITS['vocab_size']:,}): make task.n_keys and task.n_values (AR, MQAR) or task.n_terminals (ATR) smaller")
         if cfg.model.vocab_size is None: cfg.model.vocab_size = task_vocab
         if not isinstance(cfg.model.mixer, str): raise ConfigError(f"model.mixer must be a mixer name, got {cfg.model.mixer!r}")
         try: cfg.model.validate()
@@ -165,10 +220,25 @@ class ExperimentConfig:
         n_train, bs = cfg.task.n_train, cfg.train.batch_size
         if n_train == 0: raise ConfigError("task.n_train=0: the training set is empty")
         if n_train < bs: raise ConfigError(f"train.batch_size={bs} is larger than the training set (task.n_train={n_train})")
+        L = cfg.model.n_layers
+        for s in cfg.train.mech_sites:
+            layer = _SITE.fullmatch(s).group(2)
+            if layer is not None and not -L <= int(layer) < L:
+                raise ConfigError(f"train.mech_sites: {s!r} names layer {layer}, but the model has model.n_layers={L} "
+                                  f"(layers 0 to {L - 1}, or -{L} to -1 from the last)")
         return cfg
 
-def _short(v, n=80) -> str:
-    r = repr(v); return r if len(r) <= n else r[:n] + "..."
+def check_name(name,                  # the value
+               field:str="name",      # what it is, for the message
+               names:str="a directory") -> str: # what it names
+    "`name` if it is a plain directory name; else `ConfigError`: no '/', '\\', control character (a newline), not '.' or '..', at most 255 bytes."
+    ok = (isinstance(name, str) and name.strip() and name not in (".", "..") and not re.search(r"[/\\\x00-\x1f\x7f]", name)
+          and len(name.encode("utf-8", "surrogatepass")) <= 255)
+    if not ok: raise ConfigError(f"{field} must be a plain name (no '/', '\\\\' or control character such as a newline, not '.' or '..', "
+                                 f"at most 255 bytes; it names {names}), got {_clip(name)}")
+    return name
+
+def _short(v, n=80) -> str: return _clip(v, n)
 
 def _task_dict(task) -> dict:
     d = asdict(task)
@@ -178,21 +248,29 @@ def _integral(cls, d:dict) -> dict:
     "`d` with integral floats (`1e3`, `64.0`) turned into ints for the integer fields of `cls`."
     kind = lambda t: (t if isinstance(t, str) else getattr(t, "__name__", str(t))).replace(" ", "").split("|")[0]
     ints = {f.name for f in fields(cls) if kind(f.type) == "int"}
-    return {k: int(v) if k in ints and isinstance(v, float) and v.is_integer() else v for k, v in d.items()}
+    return {k: int(v) if k in ints and isinstance(v, float) and v.is_integer() and abs(v) < 2**63 else v for k, v in d.items()}
+
+def _check_64bit(d:dict, section:str):
+    "`ConfigError` for an integer field outside 64 bits (`1e308` stays a float and is refused by its field, in its own words)."
+    for k, v in d.items():
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63:
+            raise ConfigError(f"{section}.{k} must fit in 64 bits ([-2**63, 2**63 - 1]), got {_clip(v)}")
 
 def _task_from_dict(d):
     if not isinstance(d, dict): raise ConfigError(f"config section 'task' must be a mapping, got {_short(d)}")
     cls = TASK_CONFIGS.get(d.get("task")) if isinstance(d.get("task"), str) else None
+    _check_64bit(d, "task")
     try: return task_config_from_dict(_integral(cls, d) if cls else d)
     except ConfigError: raise
-    except ValueError as e: raise ConfigError(f"task.{e}" if re.match(r"\w+=", str(e)) else f"task: {e}") from None
+    except ValueError as e: raise ConfigError(_cut(f"task.{e}" if re.match(r"\w+=", str(e)) else f"task: {e}", 400)) from None
     except (TypeError, AttributeError) as e: raise ConfigError(f"task: a field has a value of the wrong type ({e}); got {_short(d, 200)}") from None
 
 def _from_fields(cls, d, section):
     if not isinstance(d, dict): raise ConfigError(f"config section {section!r} must be a mapping, got {_short(d)}")
     names = {f.name for f in fields(cls)}
     unknown = set(d) - names
-    if unknown: raise ConfigError(f"unknown field(s) {sorted(unknown)} in {section}; valid: {sorted(names)}")
+    if unknown: raise ConfigError(f"unknown field(s) {_clip(sorted(map(str, unknown)))} in {section}; valid: {sorted(names)}")
+    _check_64bit(d, section)
     d = _integral(cls, d)
     if isinstance(d.get("betas"), list): d["betas"] = tuple(d["betas"])
     return cls(**d)
@@ -201,12 +279,23 @@ def _from_fields(cls, d, section):
 def apply_overrides(cfg:ExperimentConfig, overrides:list[str] | dict) -> ExperimentConfig:
     "A copy of `cfg` with dotted-path overrides (`['train.lr=1e-3', ...]` or a dict) applied."
     if not isinstance(overrides, (list, tuple, dict)): raise ConfigError(f"overrides must be a list of 'section.field=value' strings or a dict, got {_short(overrides)}")
-    items = overrides.items() if isinstance(overrides, dict) else [_split_override(o) for o in overrides]
-    d = cfg.to_dict()
+    items = list(overrides.items()) if isinstance(overrides, dict) else [_split_override(o) for o in overrides]
+    d, seen = cfg.to_dict(), {}
     for path, value in items:
         node, last = config_node(d, path, "override")
-        node[last] = value
+        merge = (path in _SECTIONS and isinstance(value, dict) and isinstance(node[last], dict)
+                 and not (path == "task" and "task" in value and value["task"] != node[last].get("task")))   # another task kind: replaced
+        sets = [f"{path}.{k}" for k in value] if merge else [path]   # the fields this assignment sets
+        for p in sets:                                            # each field once, however it is reached
+            clash = next((q for q in seen if q == p or q.startswith(p + ".") or p.startswith(q + ".")), None)
+            if clash: raise ConfigError(f"override: {_cut(p, 60)} is set twice ({seen[clash]}, then {_cut(path, 40)}="
+                                        f"{_short(value, 40)}); give each field once")
+        for p in sets: seen[p] = f"{_cut(path, 40)}={_short(value, 40)}"
+        if merge: node[last] = {**node[last], **value}            # a section as a mapping: the fields it names change
+        else: node[last] = value
     return ExperimentConfig.from_dict(d)
+
+_SECTIONS = ("task", "model", "train")
 
 def config_node(cfg_dict:dict, path:str, where:str) -> tuple:
     "The dict of `cfg_dict` that holds dotted `path`, and the key in it; `ConfigError` naming `where` if there is none."
@@ -224,18 +313,23 @@ def config_node(cfg_dict:dict, path:str, where:str) -> tuple:
     return node, keys[-1]
 
 def _split_override(o:str):
-    if not isinstance(o, str) or "=" not in o: raise ConfigError(f"override {o!r} must look like section.field=value")
+    if not isinstance(o, str) or "=" not in o: raise ConfigError(f"override {_short(o)} must look like section.field=value")
     k, v = o.split("=", 1)
-    return k.strip(), parse_value(v)
+    if re.search(r"[\x00-\x1f\x7f]", v.strip()):                 # YAML would fold a newline into a space, silently
+        raise ConfigError(f"override {_short(k.strip(), 60)}: the value {_short(v.strip(), 60)} holds a newline or another control "
+                          "character; a value on the command line is one line of text")
+    try: return k.strip(), parse_value(v)
+    except ConfigError as e: raise ConfigError(f"override {_short(k.strip(), 60)}: {e}") from None
 
 def parse_value(v:str):
-    "Parse an override value: int, then float (so `1e-3` works), then YAML (`true`, `[3, -1]`, `null`)."
+    "Parse an override value: int, then float (so `1e-3` works), then YAML (`true`, `[3, -1]`, `null`); `ConfigError` for what `ConfigLoader` refuses."
     v = v.strip()
     for conv in (int, float):
         try: return conv(v)
         except ValueError: pass
-    try: return yaml.safe_load(v)
-    except yaml.YAMLError: return v
+    try: return load_yaml(v)
+    except YAMLRefused as e: raise ConfigError(f"the value is refused: {e.problem}") from None
+    except (yaml.YAMLError, ValueError): return v                 # not YAML: the text itself
 
 # %% ../nbs/04b_runs.ipynb #b32a0002
 def _plain_name(s) -> bool:
@@ -285,6 +379,8 @@ def read_json(path, what:str="file") -> Any:
     try: return json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ConfigError(f"{what} {path} is not valid JSON ({getattr(e, 'msg', None) or e.reason}); delete or restore it") from None
+    except (RecursionError, ValueError) as e:                    # nested thousands deep, or an integer of more than 4,300 digits
+        raise ConfigError(f"{what} {path} is not read ({_cut(str(e) or type(e).__name__, 120)}); delete or restore it") from None
 
 def read_status(run_dir) -> dict:
     "Contents of `run_dir/run.json` (empty dict when there is none)."
@@ -297,8 +393,8 @@ def read_status(run_dir) -> dict:
 def config_hash(config) -> str | None: # a config dict, or the path of a config YAML file
     "SHA-256 of what a config says (its name, a label, left out; YAML layout ignored); None for a file that is missing or not a YAML mapping."
     if not isinstance(config, dict):
-        try: config = yaml.safe_load(Path(config).read_bytes().decode("utf-8"))
-        except (OSError, ValueError, yaml.YAMLError): return None
+        try: config = load_yaml(Path(config).read_bytes().decode("utf-8"))
+        except (OSError, ValueError, RecursionError, yaml.YAMLError): return None
         if not isinstance(config, dict): return None
     try: body = json.dumps({k: v for k, v in config.items() if k != "name"}, sort_keys=True, default=str)
     except (TypeError, ValueError): return None
@@ -316,8 +412,9 @@ class MetricsLog:
     header = ["step", "split", "metric", "value"]
     def __init__(self, path): self.path = Path(path)
     def truncate_after(self, step:int):
-        "Drop rows logged after `step` (used when resuming from a checkpoint at `step`)."
+        "Drop rows logged after `step` (used when resuming from a checkpoint at `step`), and damaged lines, saying how many."
         rows = [r for r in self.rows() if int(r["step"]) <= step]
+        if self.damaged: _say(f"metrics file {self.path}: dropped {self.damaged} damaged line(s) (not step,split,metric,value)")
         def _w(t):
             with open(t, "w", newline="") as f:
                 w = csv.writer(f); w.writerow(self.header)
@@ -330,8 +427,25 @@ class MetricsLog:
             if new: w.writerow(self.header)
             for k, v in values.items(): w.writerow([step, split, k, f"{float(v):.8g}"])
     def rows(self) -> list[dict]:
-        if not self.path.exists(): return []
-        with open(self.path, newline="") as f: return list(csv.DictReader(f))
+        "The intact rows as dicts of strings; `damaged` counts the lines that are not (an integer step, a split, a metric, a number)."
+        self.damaged = 0
+        if not self.path.is_file(): return []
+        lines = self.path.read_bytes().decode("utf-8", "replace").splitlines()
+        out, reader = [], csv.reader(lines)
+        for i in range(len(lines)):
+            try: r = next(reader)
+            except StopIteration: break
+            except csv.Error: self.damaged += 1; continue         # a NUL byte, a field longer than csv's limit
+            if i == 0 and r == self.header: continue
+            if _metric_row(r): out.append(dict(zip(self.header, r)))
+            elif r: self.damaged += 1
+        return out
+
+def _metric_row(r:list) -> bool:
+    "Whether a parsed metrics.csv line is (an integer step >= 0, a split, a metric, a number)."
+    if len(r) != 4 or not (r[0].isascii() and r[0].isdigit()) or len(r[0]) > 18 or not r[1] or not r[2]: return False
+    try: float(r[3]); return True
+    except ValueError: return False
 
 # %% ../nbs/04b_runs.ipynb #a4b00013
 RUN_FILES = ("config.yaml", STATUS_FILE, METRICS_FILE, "checkpoints", "final.safetensors", "final.json", "patching.csv",

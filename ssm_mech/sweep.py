@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/sweep.html.md"""
 
 # %% ../nbs/07_sweep.ipynb #158f32c0
 from __future__ import annotations
-import contextlib, copy, csv, hashlib, importlib, itertools, json, os, sys, threading, time, traceback
+import contextlib, copy, csv, hashlib, importlib, itertools, json, math, os, sys, threading, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from .core import UntrustedMixerError, atomic_write, trust_mixer, trusted_mixers
-from .runs import (ConfigError, DirLock, ExperimentConfig, RUN_FILES, Run, apply_overrides, config_node, inside,
+from .core import UntrustedMixerError, atomic_write, trust_mixer, trusted_mixers, _clip, _cut
+from .runs import (ConfigError, DirLock, ExperimentConfig, RUN_FILES, Run, apply_overrides, check_name, config_node, inside,
                            open_append, read_status, read_yaml, remove_temp_files, write_status)
 from .train import experiment_preset, progress_bar
 from .packed import pack_groups, resume_step
@@ -24,9 +24,9 @@ from .results import read_runs_csv
 from .experiments import dissect_run, run_experiment, run_packed_experiments
 
 # %% auto #0
-__all__ = ['PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS', 'RUNNERS',
-           'SWEEP_FILES', 'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label', 'plan_sweep',
-           'sweep_preset', 'load_sweep', 'run_sweep', 'start_ray']
+__all__ = ['MAX_RUNS', 'PAPER_LRS', 'PAPER_WIDTHS', 'PAPER_MIXERS', 'CPU_LRS', 'CPU_WIDTHS', 'CPU_OVERRIDES', 'SWEEP_PRESETS',
+           'RUNNERS', 'SWEEP_FILES', 'base_experiment', 'SweepConfig', 'PlannedRun', 'config_id', 'run_label',
+           'plan_sweep', 'sweep_preset', 'load_sweep', 'run_sweep', 'start_ray']
 
 # %% ../nbs/07_sweep.ipynb #5e9043c0
 def base_experiment(base) -> ExperimentConfig:
@@ -57,10 +57,10 @@ class SweepConfig:
 
     @classmethod
     def from_dict(cls, d:dict) -> SweepConfig:
-        if not isinstance(d, dict): raise ValueError(f"a sweep must be a mapping, got {d!r}")
+        if not isinstance(d, dict): raise ValueError(f"a sweep must be a mapping, got {_clip(d)}")
         valid = {"name", "description", "base", "overrides", "runs", "axes", "dissect", "dissect_n"}
-        bad = sorted(set(d) - valid)
-        if bad: raise ValueError(f"unknown sweep field(s) {bad}; valid: {sorted(valid)}")
+        bad = sorted(map(str, set(d) - valid))
+        if bad: raise ValueError(f"unknown sweep field(s) {_clip(bad)}; valid: {sorted(valid)}")
         for k in ("name", "base"):
             if k not in d: raise ValueError(f"sweep has no {k!r}")
         base = ExperimentConfig.from_dict(d["base"]) if isinstance(d["base"], dict) else d["base"]
@@ -73,25 +73,30 @@ class SweepConfig:
 
     def validate(self) -> SweepConfig:
         "Raise `ValueError` naming the first structural problem of the sweep."
-        if not isinstance(self.name, str) or not self.name.strip() or "/" in self.name:
-            raise ValueError(f"sweep name must be a non-empty string without '/', got {self.name!r}")
+        check_name(self.name, "sweep name", "the directory runs/sweeps/<name>")   # confined: no '/', no '..', no newline
         base = base_experiment(self.base).to_dict()
-        if not isinstance(self.axes, dict): raise ValueError(f"sweep.axes must be a mapping of path -> list, got {self.axes!r}")
-        if not isinstance(self.runs, (list, tuple)): raise ValueError(f"sweep.runs must be a list of override dicts, got {self.runs!r}")
-        if not isinstance(self.overrides, dict): raise ValueError(f"sweep.overrides must be a mapping, got {self.overrides!r}")
+        if not isinstance(self.axes, dict): raise ValueError(f"sweep.axes must be a mapping of path -> list, got {_clip(self.axes)}")
+        if not isinstance(self.runs, (list, tuple)): raise ValueError(f"sweep.runs must be a list of override dicts, got {_clip(self.runs)}")
+        if not isinstance(self.overrides, dict): raise ValueError(f"sweep.overrides must be a mapping, got {_clip(self.overrides)}")
         for path, values in self.axes.items():
             config_node(base, path, "sweep.axes")
             if not isinstance(values, (list, tuple)) or len(values) == 0:
-                raise ValueError(f"sweep.axes[{path!r}] must be a non-empty list of values, got {values!r}")
+                raise ValueError(f"sweep.axes[{_clip(path)}] must be a non-empty list of values, got {_clip(values)}")
         for path in self.overrides: config_node(base, path, "sweep.overrides")
         for i, run in enumerate(self.runs):
-            if not isinstance(run, dict): raise ValueError(f"sweep.runs[{i}] must be a mapping of path -> value, got {run!r}")
+            if not isinstance(run, dict): raise ValueError(f"sweep.runs[{i}] must be a mapping of path -> value, got {_clip(run)}")
             for path in run:
                 config_node(base, path, f"sweep.runs[{i}]")
-                if path in self.axes: raise ValueError(f"sweep.runs[{i}] sets {path!r}, which is also an axis")
-        if not isinstance(self.dissect, bool): raise ValueError(f"sweep.dissect must be true or false, got {self.dissect!r}")
-        if not (isinstance(self.dissect_n, int) and self.dissect_n > 0): raise ValueError(f"sweep.dissect_n must be a positive integer, got {self.dissect_n!r}")
+                if path in self.axes: raise ValueError(f"sweep.runs[{i}] sets {_clip(path)}, which is also an axis")
+        if not isinstance(self.dissect, bool): raise ValueError(f"sweep.dissect must be true or false, got {_clip(self.dissect)}")
+        if not (isinstance(self.dissect_n, int) and not isinstance(self.dissect_n, bool) and self.dissect_n > 0):
+            raise ValueError(f"sweep.dissect_n must be a positive integer (true is not a number), got {_clip(self.dissect_n)}")
         return self
+
+    @property
+    def size(self) -> int:
+        "How many runs the sweep plans (runs x the grid), counted without expanding it."
+        return max(1, len(self.runs)) * math.prod(len(v) for v in self.axes.values())
 
 # %% ../nbs/07_sweep.ipynb #1356a1d1
 @dataclass
@@ -117,9 +122,18 @@ def run_label(overrides:dict) -> str:
     return " ".join(f"{n}={_fmt(v)}" for n, v in zip(names, overrides.values())) or "base"
 
 # %% ../nbs/07_sweep.ipynb #c116bb03
-def plan_sweep(sweep:SweepConfig) -> list[PlannedRun]:
+MAX_RUNS = 1000   # the largest plan `plan_sweep` expands unless told otherwise (the paper's largest sweep has 525 runs)
+
+def plan_sweep(sweep:SweepConfig,
+               max_runs:int=MAX_RUNS) -> list[PlannedRun]: # refuse (before expanding) a sweep of more runs than this
     "Expand `sweep` (validated first) into its runs: each explicit run crossed with the grid."
     sweep.validate()
+    if not (isinstance(max_runs, int) and not isinstance(max_runs, bool) and max_runs >= 1):
+        raise ValueError(f"max_runs must be an integer >= 1, got {_clip(max_runs)}")
+    if sweep.size > max_runs:
+        shape = " x ".join([f"{len(sweep.runs)} runs"] * bool(sweep.runs) + [f"{len(v)} {p}" for p, v in sweep.axes.items()])
+        raise ConfigError(f"sweep {sweep.name!r} plans {sweep.size:,} runs ({_cut(shape, 200)}), more than max_runs={max_runs:,}: "
+                          "pass a larger max_runs (ssm-mech sweep --max-runs N) to confirm it, or make the grid smaller")
     base = base_experiment(sweep.base)
     base_d = base.to_dict()
     paths = list(sweep.axes)
@@ -297,11 +311,12 @@ RUNNERS = ("local", "ray")
 def _check_args(runner, workers, gpus_per_run, cpus_per_run, stop_at):
     if runner not in RUNNERS: raise ValueError(f"runner must be one of {RUNNERS}, got {runner!r}")
     if not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1): raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    if not (isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0): raise ValueError(f"gpus_per_run must be a number >= 0, got {gpus_per_run!r}")
+    if not (isinstance(gpus_per_run, (int, float)) and math.isfinite(gpus_per_run) and gpus_per_run >= 0): raise ValueError(f"gpus_per_run must be a number >= 0, got {gpus_per_run!r}")
     if runner == "local" and gpus_per_run:
         raise ValueError(f"gpus_per_run={gpus_per_run!r} is a Ray resource request; the local runner uses each config's train.device (use runner='ray' to share GPUs)")
-    if cpus_per_run is not None and not (isinstance(cpus_per_run, (int, float)) and cpus_per_run > 0):
-        raise ValueError(f"cpus_per_run must be a number > 0 (or None for automatic), got {cpus_per_run!r}")
+    if cpus_per_run is not None and not (isinstance(cpus_per_run, (int, float)) and not isinstance(cpus_per_run, bool)
+                                         and math.isfinite(cpus_per_run) and 0 < cpus_per_run <= 4096):
+        raise ValueError(f"cpus_per_run must be a number in (0, 4096] (or None for automatic), got {cpus_per_run!r}")
     if stop_at is not None and not (isinstance(stop_at, int) and stop_at >= 1): raise ValueError(f"stop_at must be an integer >= 1, got {stop_at!r}")
     if runner == "ray":
         try: import ray  # noqa: F401
@@ -342,12 +357,13 @@ def run_sweep(sweep,                          # a `SweepConfig`, a YAML path or 
               ray_init:dict|None=None,        # keyword arguments for `ray.init` when Ray is not initialised yet
               refresh:float=10.0,             # seconds between rewrites of runs.csv while runs are in flight
               pack:int=1,                     # train up to this many compatible runs as one packed model (a job each)
+              max_runs:int=MAX_RUNS,          # refuse a sweep of more runs than this (see `plan_sweep`)
               ) -> dict:
     "Run every unfinished run of `sweep` into `sweep_dir/runs/<id>/`; return a summary."
     sweep = load_sweep(sweep)
     _check_args(runner, workers, gpus_per_run, cpus_per_run, stop_at)
     if not (isinstance(pack, int) and not isinstance(pack, bool) and pack >= 1): raise ValueError(f"pack must be an integer >= 1, got {pack!r}")
-    plan = plan_sweep(sweep)
+    plan = plan_sweep(sweep, max_runs)
     ids = {p.id for p in plan}
     if only is not None:
         unknown = sorted(set(only) - ids)

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from .core import atomic_write, pick_device
 from .tasks import build_datasets, task_preset
-from .model import ModelConfig, LanguageModel, save_model, load_model, n_params, check_state_dict
+from .model import ModelConfig, LanguageModel, save_model, load_model, n_params, check_state_dict, save_tensors
 from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, apply_overrides,
                            read_status, write_status, prepare_run_dir, clear_run_dir, _say)
 
@@ -92,7 +92,7 @@ def save_checkpoint(ckpt_dir, step:int, model, opt, extra:dict | None = None):
     tensors["rng.torch"] = torch.get_rng_state()
     meta = {"step": step, "param_groups": sd["param_groups"], **(extra or {})}
     name = _ckpt_name(step)
-    atomic_write(ckpt_dir / f"{name}.safetensors", lambda t: save_file(tensors, t))
+    save_tensors(tensors, ckpt_dir / f"{name}.safetensors")      # a full disk: OSError naming the file, no half-written file
     atomic_write(ckpt_dir / f"{name}.json", lambda t: Path(t).write_text(json.dumps(meta, indent=1)))
 
 def checkpoints(ckpt_dir) -> list[Path]:
@@ -234,7 +234,11 @@ def _train_locked(cfg, run, resume, overwrite, progress, stop_at, callbacks, cac
 def _fresh(cfg, device):
     "A freshly initialised model (seeded by `train.seed`) and its optimiser."
     torch.manual_seed(cfg.train.seed)
-    model = LanguageModel(cfg.model).to(device)
+    try: model = LanguageModel(cfg.model).to(device)
+    except (MemoryError, RuntimeError) as e:                      # sizes within MODEL_LIMITS that this machine cannot hold
+        if not isinstance(e, MemoryError) and "memory" not in str(e).lower(): raise
+        raise ConfigError(f"the model (model.d_model={cfg.model.d_model}, model.n_layers={cfg.model.n_layers}, model.vocab_size="
+                          f"{cfg.model.vocab_size}) does not fit in the memory of {device}: {' '.join(str(e).split())[:160]}") from None
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.train.lr, betas=tuple(cfg.train.betas),
                             weight_decay=cfg.train.weight_decay)
     return model, opt

@@ -1,19 +1,19 @@
 """Bad input, from the command line and from Python: each case ends with one clear error that names the field or
 file and the value (exit status 2 on the CLI, a `ValueError` in the API), and leaves the file system as it was."""
-import json, os, shutil, struct, subprocess
+import json, os, shutil, struct, subprocess, sys, time
 from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import CLI, cli_env, tiny_config
+from conftest import CLI, ROOT, cli_env, tiny_config
 from ssm_mech.cli import main
 from ssm_mech.experiments import dissect_run
 from ssm_mech.model import load_model
 from ssm_mech.results import collect
 from ssm_mech.runs import (ConfigError, DirLock, ExperimentConfig, Run, TrainConfig, apply_overrides, read_status,
                            read_yaml)
-from ssm_mech.sweep import SweepConfig, load_sweep, run_sweep
+from ssm_mech.sweep import SweepConfig, load_sweep, plan_sweep, run_sweep
 from ssm_mech.train import evaluate, load_checkpoint, train
 
 def snapshot(root:Path) -> dict:
@@ -48,6 +48,25 @@ def _subdir(name):
     return setup
 
 TRAIN = ["train", "ar-cpu", "--no-progress"]
+# a 300-byte YAML alias bomb: nine lines of nine aliases stand for 9**9 values, which an error message would expand
+BOMB_ITEMS = ["&a [x, x, x, x, x, x, x, x, x]"] + [f"&{c} [{', '.join([f'*{p}'] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")]
+BOMB = "".join(f"{c}: {item}\n" for c, item in zip("abcdefghi", BOMB_ITEMS)) + "name: *i\n"
+SWEEP_BOMB = "name: s\nbase: ar-cpu\ndescription:\n" + "".join(f"  - {item}\n" for item in BOMB_ITEMS) + "axes: {train.lr: *i}\n"
+DEEP = "a: " + "[" * 20_000 + "]" * 20_000 + "\n"
+GRID = "name: s\nbase: ar-cpu\naxes:\n" + "".join(f"  {p}: [{', '.join(map(str, range(1000)))}]\n" for p in ("train.seed", "task.seed"))
+def _dup_train(tmp, finished): (tmp / "dup.yaml").write_text(tiny_config().to_yaml() + "train:\n  lr: 0.5\n")
+def _change_final(run, **change):
+    "Put `change` into the model config of `run`'s final.json."
+    p = run / "final.json"; meta = json.loads(p.read_text()); meta["model"].update(change); p.write_text(json.dumps(meta))
+def _final(**change):
+    "A copy of the finished run whose final.json has `change` in its model config."
+    def setup(tmp, finished): _run(tmp, finished); _change_final(tmp / "run", **change)
+    return setup
+def _results(text:bytes):
+    "A results folder whose ci zoo table holds `text`."
+    def setup(tmp, finished):
+        (tmp / "res" / "report_card_ci").mkdir(parents=True); (tmp / "res" / "report_card_ci" / "results.csv").write_bytes(text)
+    return setup
 # (id, argv, setup, substrings the one-line message must contain)
 CLI_CASES = [
     ("warmup_frac string", TRAIN + ["train.warmup_frac=abc"], None, ["train.warmup_frac", "'abc'"]),
@@ -119,6 +138,52 @@ CLI_CASES = [
     ("sweep workers zero", ["sweep", "ar_main-cpu", "--workers", "0", "--no-progress"], None, ["workers", "0"]),
     ("sweep unknown axis", ["sweep", "bad.yaml", "--no-progress"], _yaml("name: s\nbase: ar-cpu\naxes: {train.lrr: [1]}\n"), ["'train.lrr'", "unknown field"]),
     ("demo zero steps", ["demo", "--steps", "0", "--no-progress"], None, ["train.max_steps", "0"]),
+    # issue #32: bounded inputs, tracebacks that became one line, silent acceptances that became refusals
+    ("mixer argument of the wrong type", TRAIN + ["model.mixer_kwargs.n_heads=two"], None, ["model.mixer_kwargs.n_heads", "an integer", "'two'"]),
+    ("device xpu", TRAIN + ["train.device=xpu"], None, ["train.device", "'xpu'", "'cuda:<index>'"]),
+    ("device meta", TRAIN + ["train.device=meta"], None, ["train.device", "'meta'"]),
+    ("device cpu:1", TRAIN + ["train.device=cpu:1"], None, ["train.device", "'cpu:1'", "only CUDA devices are numbered"]),
+    ("d_model 1e308", TRAIN + ["model.d_model=1e308"], None, ["model.d_model", "[1, 65,536]", "1e+308"]),
+    ("max_len 1e12", TRAIN + ["model.max_len=1e12"], None, ["model.max_len", "[1, 16,777,216]", "1000000000000"]),
+    ("n_layers 1e6", TRAIN + ["model.n_layers=1e6"], None, ["model.n_layers", "[1, 1,024]"]),
+    ("embedding too large", TRAIN + ["model.d_model=65536", "model.vocab_size=65536"], None, ["model.vocab_size x model.d_model", "2**31"]),
+    ("n_keys 1e308", TRAIN + ["task.n_keys=1e308"], None, ["task.n_keys", "1e+308"]),
+    ("n_keys of 401 digits", TRAIN + [f"task.n_keys={10**400}"], None, ["task.n_keys", "64 bits", "<an integer of 401 digits>"]),
+    ("vocabulary too large", TRAIN + ["task.n_keys=100000000", "task.n_values=100000000"], None, ["task's vocabulary", "task.n_keys"]),
+    ("mech_sites nonsense", TRAIN + ["train.mech_every=5", "train.mech_sites=[nonsense]"], None, ["train.mech_sites", "'nonsense'", "hook_resid_pre", "next_key"]),
+    ("mech_sites layer out of range", TRAIN + ["train.mech_sites=[blocks.7.hook_resid_pre@value]"], None, ["train.mech_sites", "layer 7", "model.n_layers=2"]),
+    ("train seed 2**63", TRAIN + [f"train.seed={2**63}"], None, ["train.seed", "64 bits", str(2**63)]),
+    ("train seed 2**40", TRAIN + [f"train.seed={2**40}"], None, ["train.seed", "[0, 4294967295]", str(2**40)]),
+    ("task seed 2**64", TRAIN + [f"task.seed={2**64}"], None, ["task.seed", "64 bits"]),
+    ("lr of 401 digits", TRAIN + [f"train.lr={10**400}"], None, ["train.lr", "64 bits"]),
+    ("override given twice", TRAIN + ["train.lr=0.002", "train.lr=0.003"], None, ["train.lr is set twice", "train.lr=0.002", "train.lr=0.003"]),
+    ("override in a section and alone", TRAIN + ["train={lr: 0.002, max_steps: 8}", "train.lr=0.003"], None, ["train.lr is set twice"]),
+    ("override section of unknown fields", TRAIN + ["train={lr: 0.002, lrr: 8}"], None, ["unknown field(s) ['lrr'] in train"]),
+    ("newline in name", TRAIN + ["name=a\nb"], None, ["override 'name'", "newline"]),
+    ("control character in name", TRAIN + ["name=a\x1bb"], None, ["override 'name'", "control"]),
+    ("alias in an override", TRAIN + ["train.betas=[&a 0.9, *a]"], None, ["override 'train.betas'", "alias *a"]),
+    ("duplicate key in an override", TRAIN + ["train={lr: 0.1, lr: 0.2}"], None, ["override 'train'", "duplicate key 'lr'"]),
+    ("config alias bomb", ["train", "bomb.yaml"], _yaml(BOMB, "bomb.yaml"), ["bomb.yaml", "alias *a", "line 2"]),
+    ("config nested 20,000 levels", ["train", "deep.yaml"], _yaml(DEEP, "deep.yaml"), ["deep.yaml", "nested more than 50 levels"]),
+    ("config duplicate section", ["train", "dup.yaml"], _dup_train, ["dup.yaml", "duplicate key 'train'", "line"]),
+    ("config integer of 5000 digits", ["train", "big.yaml"], _yaml("task: {task: ar, n_keys: " + "1" * 5000 + "}\n", "big.yaml"), ["big.yaml", "is not read"]),
+    ("sweep alias bomb", ["sweep", "sw.yaml", "--no-progress"], _yaml(SWEEP_BOMB, "sw.yaml"), ["sw.yaml", "alias *a"]),
+    ("sweep nested 20,000 levels", ["sweep", "sw.yaml", "--no-progress"], _yaml("name: s\nbase: ar-cpu\ndescription: " + DEEP[3:], "sw.yaml"), ["sw.yaml", "nested more than 50"]),
+    ("sweep 1000 x 1000", ["sweep", "sw.yaml", "--no-progress"], _yaml(GRID, "sw.yaml"), ["plans 1,000,000 runs", "1000 train.seed x 1000 task.seed", "--max-runs"]),
+    ("sweep above --max-runs", ["sweep", "ar_main-cpu", "--max-runs", "3", "--no-progress"], None, ["plans 14 runs", "max_runs=3"]),
+    ("sweep dissect_n true", ["sweep", "sw.yaml", "--no-progress"], _yaml("name: s\nbase: ar-cpu\ndissect_n: true\n", "sw.yaml"), ["sweep.dissect_n", "True"]),
+    ("sweep name dotdot", ["sweep", "sw.yaml", "--no-progress"], _yaml("name: '..'\nbase: ar-cpu\n", "sw.yaml"), ["sweep name", "'..'"]),
+    ("sweep name with a newline", ["sweep", "sw.yaml", "--no-progress"], _yaml('name: "a\\nb"\nbase: ar-cpu\n', "sw.yaml"), ["sweep name", "newline", "'a\\nb'"]),
+    ("sweep cpus-per-run inf", ["sweep", "ar_main-cpu", "--cpus-per-run", "inf", "--no-progress"], None, ["cpus_per_run", "inf"]),
+    ("eval final.json d_model of 309 digits", ["eval", "run"], _final(d_model=10**308), ["final.json", "model.d_model", "<an integer of 309 digits>"]),
+    ("eval final.json larger than its weights", ["eval", "run"], _final(vocab_size=2**24), ["final.json", "does not match", "embed.weight"]),
+    ("eval final.json mixer argument", ["eval", "run"], _final(mixer_kwargs={"n_heads": "two"}), ["final.json", "model.mixer_kwargs.n_heads"]),
+    ("eval final.json nested deep", ["eval", "run"], _run_then(lambda r: (r / "final.json").write_text("[" * 100_000 + "]" * 100_000)), ["final.json", "unreadable"]),
+    ("report-card broken --results", ["report-card", "attention", "--results", "res"], _results(b"\x00\xffnot,a\ntable"), ["res/report_card_ci/results.csv", "cannot be used"]),
+    ("report-card --results not a folder", ["report-card", "attention", "--results", "nowhere"], None, ["nowhere", "--results", "not a folder"]),
+    ("report-card --name with a slash", ["report-card", "attention", "--name", "a/b"], None, ["--name", "'a/b'"]),
+    ("report-card --name of a built-in", ["report-card", "attention", "--name", "mine"], None, ["--name", "'attention' is built in"]),
+    ("report-card --check-timeout nan", ["report-card", "attention", "--check-timeout", "nan"], None, ["check_seconds", "nan"]),
 ]
 
 @pytest.mark.parametrize("argv,setup,expected", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
@@ -131,7 +196,7 @@ def test_cli(argv, setup, expected, tmp_path, finished_run, monkeypatch, capsys)
     except SystemExit as e: code = e.code          # argparse's own errors
     err = capsys.readouterr().err.strip()
     assert code == 2, (code, err)
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and len(err) < 1500, err
     for s in expected: assert s in err, (s, err)
     assert snapshot(tmp_path) == before
 
@@ -197,6 +262,19 @@ API_CASES = [
     ("collect empty sweep", lambda t, f: (_empty_sweep(t, f), lambda: collect(t / "sw"))[1], ConfigError, ["holds no runs"]),
     ("sweep workers zero", lambda t, f: lambda: run_sweep(SweepConfig("s", TINY), t / "sw", workers=0), ValueError, ["workers", "0"]),
     ("sweep axis unknown", lambda t, f: lambda: run_sweep(SweepConfig("s", TINY, axes={"train.lrr": [1]}), t / "sw"), ValueError, ["'train.lrr'"]),
+    # issue #32
+    ("yaml alias bomb", lambda t, f: lambda: read_yaml(BOMB), ConfigError, ["YAML text is refused", "alias *a"]),
+    ("yaml nested 20,000 levels", lambda t, f: lambda: read_yaml(DEEP), ConfigError, ["nested more than 50 levels"]),
+    ("yaml duplicate key", lambda t, f: lambda: read_yaml("train: {}\ntrain: {}"), ConfigError, ["duplicate key 'train'", "line 2"]),
+    ("json nested deep", _api_run(lambda r: ((r / "run.json").write_text("[" * 100_000 + "]" * 100_000), lambda: read_status(r))[1]),
+     ConfigError, ["run.json", "is not read"]),
+    ("final.json larger than its weights", _api_run(lambda r: (_change_final(r, max_len=2**24), lambda: load_model(r / "final"))[1]),
+     ValueError, ["final.json does not match final.safetensors", "pos_embed.weight"]),
+    ("final.json n_layers", _api_run(lambda r: (_change_final(r, n_layers=1000), lambda: load_model(r / "final"))[1]),
+     ValueError, ["model.n_layers=1000", "2 block(s)"]),
+    ("sweep of a million runs", lambda t, f: lambda: plan_sweep(SweepConfig("s", TINY, axes={"train.seed": list(range(1000)), "task.seed": list(range(1000))})),
+     ConfigError, ["plans 1,000,000 runs", "max_runs=1,000"]),
+    ("section given as a mapping twice", lambda t, f: lambda: apply_overrides(TINY, {"train": {"lr": 0.1}, "train.lr": 0.2}), ConfigError, ["train.lr is set twice"]),
 ]
 
 @pytest.mark.parametrize("make,exc,expected", [c[1:] for c in API_CASES], ids=[c[0] for c in API_CASES])
@@ -219,4 +297,43 @@ def test_failed_run_is_marked(raised, status, tmp_path):
     assert st["status"] == status and type(raised).__name__ in st["error"] and st["seconds"] > 0
     assert not (tmp_path / "r" / ".lock").exists()
 
-def test_case_count(): assert len(CLI_CASES) + 3 + len(API_CASES) + 2 >= 60
+def test_case_count(): assert len(CLI_CASES) + 3 + len(API_CASES) + 2 >= 100
+
+# ---- issue #32 through the installed command: inputs that used to hang end at once, with one line ----------------
+SSM = [str(ROOT / ".venv" / "bin" / "ssm-mech")] if (ROOT / ".venv" / "bin" / "ssm-mech").exists() else CLI
+@pytest.mark.parametrize("argv,text,expected", [
+    (["train", "in.yaml", "--run-dir", "r"], BOMB, "alias *a"),
+    (["train", "in.yaml", "--run-dir", "r"], DEEP, "nested more than 50 levels"),
+    (["sweep", "in.yaml", "--dir", "s", "--no-progress"], SWEEP_BOMB, "alias *a"),
+    (["sweep", "in.yaml", "--dir", "s", "--no-progress"], GRID, "plans 1,000,000 runs"),
+    (["train", "ar-cpu", "--run-dir", "r", "model.d_model=1e308"], None, "model.d_model"),
+    (["train", "ar-cpu", "--run-dir", "r", "train.device=meta"], None, "train.device"),
+    (["sweep", "ar_main-cpu", "--dir", "s", "--cpus-per-run", "inf"], None, "cpus_per_run")],
+    ids=["train alias bomb", "train nested", "sweep alias bomb", "sweep 1000x1000", "d_model 1e308", "device meta", "cpus inf"])
+def test_cli_process_bounded(argv, text, expected, tmp_path):
+    if text is not None: (tmp_path / "in.yaml").write_text(text)
+    before = snapshot(tmp_path)
+    t0 = time.time()
+    r = subprocess.run(SSM + argv, cwd=tmp_path, env={**cli_env(), "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and expected in r.stderr, r.stderr
+    assert time.time() - t0 < 120, "took too long"          # an interpreter start and the check; the inputs alone took hours
+    assert snapshot(tmp_path) == before
+
+def test_mixer_module_that_exits_on_import(tmp_path, monkeypatch, capsys):
+    "A module that calls sys.exit while it is imported is an import error, one line, not the end of the command."
+    (tmp_path / "exitmix.py").write_text("import sys\nsys.exit(3)\n"); (tmp_path / "tiny.yaml").write_text(tiny_config().to_yaml())
+    monkeypatch.chdir(tmp_path); monkeypatch.syspath_prepend(str(tmp_path)); monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    before = snapshot(tmp_path); capsys.readouterr()
+    assert main(["train", "tiny.yaml", "--run-dir", "r", "--allow-mixer", "exitmix:Mixer", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "cannot import module 'exitmix'" in err and "SystemExit" in err, err
+    assert snapshot(tmp_path) == before
+    sys.modules.pop("exitmix", None)
+
+def test_section_override_merges(tmp_path):
+    "`train={lr: 0.002, max_steps: 8}` changes those two fields and keeps every other one (it used to reset them)."
+    cfg = apply_overrides(TINY, ["train={lr: 0.002, max_steps: 5}"])
+    assert (cfg.train.lr, cfg.train.max_steps) == (0.002, 5)
+    assert {k: v for k, v in vars(cfg.train).items() if k not in ("lr", "max_steps")} == \
+           {k: v for k, v in vars(TINY.train).items() if k not in ("lr", "max_steps")}
+    assert apply_overrides(TINY, ["task={task: atr}"]).task.task == "atr"      # another kind of task: its own defaults

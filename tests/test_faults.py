@@ -73,9 +73,9 @@ def test_resumed_metrics_equal_uninterrupted(tmp_path, uninterrupted):
 
 KILL_IN_WRITE = textwrap.dedent('''
     import os, signal, sys
-    import ssm_mech.train as T
+    import ssm_mech.model as M, ssm_mech.train as T
     from conftest import tiny_config
-    real = T.save_file
+    real = M.save_file
     def dying(tensors, path):                  # the second checkpoint: half a file, then SIGKILL
         if "step_0000004" in str(T._last_name):
             open(path, "wb").write(b"half"); os.kill(os.getpid(), signal.SIGKILL)
@@ -83,7 +83,7 @@ KILL_IN_WRITE = textwrap.dedent('''
     orig = T.save_checkpoint
     def save_checkpoint(ckpt_dir, step, *a, **k):
         T._last_name = T._ckpt_name(step); return orig(ckpt_dir, step, *a, **k)
-    T._last_name = ""; T.save_file = dying; T.save_checkpoint = save_checkpoint
+    T._last_name = ""; M.save_file = dying; T.save_checkpoint = save_checkpoint   # save_tensors (model) writes checkpoints
     T.train(tiny_config(checkpoint_every=2), sys.argv[1], progress=False)
 ''')
 
@@ -231,3 +231,149 @@ def test_faulty_directory_same_for_solo_and_packed(tmp_path, stopped, fault, cap
         assert solo["status"] == ("finished" if expected is None else "killed")
     if fault == "missing config.yaml": assert "config.yaml is missing" in solo["error"][1]
     if fault == "another config": assert "config differs from this one at train.lr" in solo["error"][1]
+
+# ---- issue #32: a full disk, a damaged metrics.csv, and the report card's time limits and signals ----------------
+SSM = [str(ROOT / ".venv" / "bin" / "ssm-mech")] if (ROOT / ".venv" / "bin" / "ssm-mech").exists() else CLI
+
+def snapshot(root:Path) -> dict:
+    "Every path under `root` (links not followed) with its size, modification time and, for files, content."
+    return {str(p.relative_to(root)): (p.is_symlink(), p.is_dir(), p.lstat().st_size, p.lstat().st_mtime_ns,
+                                       p.read_bytes() if p.is_file() and not p.is_symlink() else None) for p in sorted(root.rglob("*"))}
+
+def one_line(err:str, *expected):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for s in expected: assert s in err, (s, err)
+
+def _small_files(limit:int):
+    "For `preexec_fn`: files larger than `limit` bytes cannot be written (EFBIG, as a full disk gives ENOSPC), and no signal kills."
+    def setup():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return setup
+
+def test_disk_full_during_train(tmp_path):
+    "safetensors' own error on a failed write is one line naming the file; nothing is half-written and the run is marked failed."
+    (tmp_path / "tiny.yaml").write_text(tiny_config().to_yaml())
+    r = subprocess.run(SSM + ["train", "tiny.yaml", "--run-dir", "run", "--no-progress"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**cli_env(), "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300, preexec_fn=_small_files(100_000))
+    assert r.returncode == 2, r.stderr
+    one_line(r.stderr, "File too large", "safetensors could not write the file", "run/checkpoints/step_0000004.safetensors")
+    run = tmp_path / "run"
+    assert not list(run.rglob(f"*{TMP_SUFFIX}")) and not (run / "final.safetensors").exists()
+    assert not list((run / "checkpoints").glob("*")), "a checkpoint without its other half"
+    st = read_status(run); assert st["status"] == "failed" and "File too large" in st["error"], st
+    res = train(tiny_config(), run, progress=False, resume=True)                  # once there is room: resumed from step 0
+    assert res.steps == 8 and read_status(run)["status"] == "finished"
+
+def test_resume_with_a_damaged_metrics_csv(tmp_path, uninterrupted, monkeypatch, capsys):
+    "Damaged lines of metrics.csv (a crash mid-line, an edit) are dropped with one line; the resumed run logs what an uninterrupted one does."
+    run = tmp_path / "run"; train(tiny_config(), run, progress=False, stop_at=5)
+    m = run / "metrics.csv"
+    m.write_text(m.read_text().replace("step,split,metric,value\n", "") + "7,dev\n\x00garbage\nstep,acc,,\n")
+    (tmp_path / "tiny.yaml").write_text(tiny_config().to_yaml()); monkeypatch.chdir(tmp_path); capsys.readouterr()
+    assert main(["train", "tiny.yaml", "--resume", "--run-dir", "run", "--no-progress"]) == 0
+    assert "metrics file run/metrics.csv: dropped 3 damaged line(s)" in capsys.readouterr().err
+    assert m.read_text() == (uninterrupted[1] / "metrics.csv").read_text()
+
+def test_collect_with_a_damaged_metrics_csv(tmp_path, uninterrupted, capsys):
+    "collect reads the intact rows of a damaged metrics.csv instead of aborting the whole table with KeyError: 'step'."
+    sw = tmp_path / "sw"; shutil.copytree(uninterrupted[1], sw / "runs" / "a1b2c3"); shutil.copytree(uninterrupted[1], sw / "runs" / "d4e5f6")
+    (sw / "runs.csv").write_text("id,label,status\na1b2c3,a,finished\nd4e5f6,b,finished\n")
+    (sw / "runs" / "d4e5f6" / "metrics.csv").write_bytes(b"\x00\xff,broken\nstep\n3,train,loss\n")
+    capsys.readouterr()
+    assert main(["collect", str(sw)]) == 0, capsys.readouterr().err
+    df = pd.read_csv(sw / "results.csv", dtype={"run_id": str})
+    assert set(df.run_id) == {"a1b2c3", "d4e5f6"} and df[df.run_id == "d4e5f6"].step.isna().all()
+
+SLOW = '''
+import time, torch.nn as nn
+class Slow(nn.Module):
+    "Causal, but its forward takes ten minutes."
+    def __init__(self, d_model): super().__init__(); self.proj = nn.Linear(d_model, d_model)
+    def forward(self, x): time.sleep(600); return self.proj(x)
+'''
+
+@pytest.fixture
+def mixers(tmp_path, monkeypatch):
+    "A module `slowmix` importable from `tmp_path` (the working directory); registrations are forgotten afterwards."
+    from ssm_mech.core import _MIXERS, _TRUSTED
+    (tmp_path / "slowmix.py").write_text(SLOW)
+    monkeypatch.chdir(tmp_path); monkeypatch.syspath_prepend(str(tmp_path)); monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    before = set(_MIXERS), list(_TRUSTED)
+    yield tmp_path
+    for k in set(_MIXERS) - before[0]: del _MIXERS[k]
+    _TRUSTED[:] = before[1]; sys.modules.pop("slowmix", None)
+
+def test_report_card_check_time_limit(mixers, capsys):
+    "A mixer whose forward takes ten minutes fails its shape check after --check-timeout seconds: one line, nothing written."
+    before = snapshot(mixers); capsys.readouterr(); t0 = time.time()
+    assert main(["report-card", "slowmix:Slow", "--check-timeout", "1", "--no-progress"]) == 2
+    assert time.time() - t0 < 30
+    one_line(capsys.readouterr().err, "breaks the mixer contract: shape", "took longer than 1 s", "--check-timeout")
+    assert snapshot(mixers) == before
+
+def test_report_card_training_time_limit(tmp_path, monkeypatch):
+    "Training and dissection together stop at train_seconds, as a failed check; the runs folder beside the report is removed."
+    import tempfile
+    from ssm_mech.report import ContractError, report_card
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp")); (tmp_path / "systmp").mkdir()
+    before = snapshot(tmp_path); t0 = time.time()
+    with pytest.raises(ContractError, match="training time: training and dissecting mixer 'attention' took longer than 2 s"):
+        report_card("attention", out=tmp_path / "card", overrides=["train.max_steps=100000"], train_seconds=2)
+    assert time.time() - t0 < 60 and snapshot(tmp_path) == before
+
+def test_report_card_sigterm_leaves_nothing(tmp_path):
+    "SIGTERM during a report card ends it as Ctrl-C does (status 130) and removes its runs; nothing is left in the temp folder either."
+    (tmp_path / "systmp").mkdir()
+    p = subprocess.Popen(SSM + ["report-card", "attention", "train.max_steps=100000", "--out", "card", "--no-progress"], cwd=tmp_path,
+                         env={**cli_env(), "TMPDIR": str(tmp_path / "systmp"), "PYTHONDONTWRITEBYTECODE": "1"},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    for _ in range(1200):
+        if list(tmp_path.glob(".card.runs-*/*/run.json")): break              # training has started
+        time.sleep(0.1)
+    assert list(tmp_path.glob(".card.runs-*/*/run.json")), "no run started"
+    p.send_signal(signal.SIGTERM); out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, err)
+    one_line(err, "interrupted")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["systmp"] and not list((tmp_path / "systmp").iterdir())
+
+def test_report_card_mixers_it_used_to_fail_on(tmp_path):
+    "A mixer without parameters gets its report; one that halves its input in place is causal; a float64 output is a failed check."
+    from ssm_mech.report import ContractError, check_contract, report_card
+    class CausalMean(torch.nn.Module):
+        "No parameters: the running mean."
+        def __init__(self, d_model): super().__init__()
+        def forward(self, x): return x.cumsum(1) / torch.arange(1, x.shape[1] + 1, dtype=x.dtype)[None, :, None]
+    class Halves(torch.nn.Module):
+        "Causal; works on its input in place."
+        def __init__(self, d_model): super().__init__(); self.proj = torch.nn.Linear(d_model, d_model)
+        def forward(self, x): x.mul_(0.5); return self.proj(x.cumsum(1))
+    class F64(Halves):
+        def forward(self, x): return self.proj(x.cumsum(1)).double()
+    from ssm_mech.core import _MIXERS
+    before = set(_MIXERS)
+    try: _mixers_it_used_to_fail_on(tmp_path, CausalMean, Halves, F64)
+    finally:
+        for k in set(_MIXERS) - before: del _MIXERS[k]
+
+def _mixers_it_used_to_fail_on(tmp_path, CausalMean, Halves, F64):
+    from ssm_mech.report import ContractError, check_contract, report_card
+    outcomes = {c.name: c.outcome for c in check_contract(Halves)}
+    assert outcomes["causal"] == "pass" and outcomes["gradient flow"] == "pass", outcomes
+    with pytest.raises(ContractError, match="a torch.float32 input gave a torch.float64 output"):
+        report_card(F64, out=tmp_path / "f64", runs_dir=tmp_path / "runs")
+    card = report_card(CausalMean, out=tmp_path / "card", name="causal_mean", runs_dir=tmp_path / "runs", overrides=["train.max_steps=2"],
+                       lrs=(1e-2,), dissect_n=8)
+    assert card.name == "causal_mean" and {c.name: c.outcome for c in card.checks}["gradient flow"] == "n/a"
+    assert json.loads((tmp_path / "card" / "report.json").read_text())["name"] == "causal_mean"
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["causal_mean"]       # --name names the runs' folder too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["card", "runs"]
+
+def test_report_card_name_of_a_path(mixers):
+    "--name is the name a MODULE:CLASS mixer has in the registry and the report."
+    from ssm_mech.core import get_mixer_spec
+    from ssm_mech.report import resolve_mixer
+    import slowmix
+    assert resolve_mixer("slowmix:Slow", name="slow") == "slow" and get_mixer_spec("slow").factory is slowmix.Slow

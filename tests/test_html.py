@@ -233,3 +233,44 @@ def test_markdown_cell_directives_are_not_shown():
     "nbdev removes a markdown cell's leading `#|` lines (`#| export` puts the cell in the module docstring): the site shows the text alone."
     b = _render(new_markdown_cell("#| export\nEvery mixer on this page is a recurrence."))["body"]
     assert "Every mixer on this page is a recurrence." in b and "#|" not in b and "export" not in b
+
+
+# ------------------------------------------------------------------------------------ the front door
+
+def page_text(body: str) -> str:
+    "A page body's text as a reader sees it (tags, scripts and styles dropped, whitespace collapsed)."
+    import html
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", body))).strip()
+
+
+def test_index_first_screen_says_what_was_reproduced():
+    """The index's first screen (its first 1,200 characters of text, before any figure) says how many of the paper's
+    cells were run on its data and how many agree, how its seven findings stand, and on how many seeds."""
+    text = page_text(render_notebook(ROOT / "nbs" / "index.ipynb")["body"])[:1200]
+    m = re.search(r"We have run (\d+) of the paper's (\d+) reported cells on its own data.*?(\d+) agree with its accuracy and (\d+) differ", text)
+    assert m, f"no reproduced count in the first screen: {text!r}"
+    ran, total, agree, differ = map(int, m.groups())
+    assert 0 < ran <= total and agree + differ == ran
+    assert re.search(r"Of the paper's seven findings, \d+ ", text), "how the seven findings stand"
+    assert "seed" in text, "on how many seeds"
+
+
+STALE = ("not run yet", "not yet run", "still running", "none has been run", "so far")
+
+
+def test_index_states_no_hand_written_sweep_status():
+    "No phrase on the index that goes stale when a sweep finishes: its status there is rendered from the stored files."
+    text = page_text(render_notebook(ROOT / "nbs" / "index.ipynb")["body"]).lower()
+    assert not [p for p in STALE if p in text], [p for p in STALE if p in text]
+
+
+def test_glossary_defines_every_term_once():
+    "The glossary page has an entry (a heading) for each term the chapters use, and shows its numbers from the package."
+    body = render_notebook(ROOT / "nbs" / "glossary.ipynb")["body"]
+    heads = [page_text(h) for h in re.findall(r"<h[23][^>]*>(.*?)</h[23]>", body, re.S)]
+    for term in ("O, C and R", "The effect, O minus C", "Association", "The accuracy gate", "Verdicts", "Induction",
+                 "Direct retrieval", "Unresolved", "Conv binding", "Cells, agrees and differs", "Finding verdicts", "Scales"):
+        assert heads.count(term) == 1, f"glossary: {term!r} in {heads}"
+    text = page_text(body)
+    assert "exceed 1" in text and "MIN_GAIN is 0.1" in text and "high = 0.5" in text
