@@ -352,7 +352,7 @@ def inside(root,                          # a run or sweep directory (as you gav
     return p
 
 def sweep_run(sweep_dir,                  # a sweep directory
-              run_id:str) -> Run:         # an id read from its runs.csv (data: it may say anything)
+              run_id:str):                # an id read from its runs.csv (data: it may say anything)
     "The run `sweep_dir/runs/<run_id>`; `ConfigError` if the id is not a plain name or a part of the path is a symbolic link."
     if not _plain_name(run_id):
         raise ConfigError(f"sweep directory {sweep_dir}: runs.csv names the run id {_short(run_id)}, which is not a plain name "
