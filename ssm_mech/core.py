@@ -24,7 +24,7 @@ __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoi
            'implicit_positions', 'RMSNorm', 'atomic_write', 'pick_device', 'in_test']
 
 # %% ../nbs/00_core.ipynb #f1000002
-FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent", "modern"), ("model",), ("runs",), ("train",),
+FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("modern",), ("model",), ("runs",), ("train",),
           ("packed",), ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
 
 def floor_of(module:str) -> int:

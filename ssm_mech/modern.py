@@ -51,20 +51,14 @@ from fastcore.basics import patch
 
 from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_full, seq_rows, seq_before, seq_state,
                            record_times, record_state, causal_mask, out_at, at_out)
+from .recurrent import _compute_dtype, _inv_softplus_dt, keep_state, l2norm
 
 # %% auto #0
-__all__ = ['l2norm', 'seq_positions', 'rotary', 'HeadNorm', 'gated_delta_rule_recurrent', 'gated_delta_rule_chunkwise',
-           'GatedDeltaNet', 'retention_parallel', 'retention_recurrent', 'RetNet', 'dplr_recurrent', 'dplr_chunkwise',
-           'RWKV7', 'gla_chunkwise', 'gla_recurrent', 'HGRN2', 'forgetting_attention', 'FoX']
+__all__ = ['seq_positions', 'rotary', 'HeadNorm', 'gated_delta_rule_recurrent', 'gated_delta_rule_chunkwise', 'GatedDeltaNet',
+           'retention_parallel', 'retention_recurrent', 'RetNet', 'dplr_recurrent', 'dplr_chunkwise', 'RWKV7',
+           'gla_chunkwise', 'gla_recurrent', 'HGRN2', 'forgetting_attention', 'FoX']
 
 # %% ../nbs/03b_modern.ipynb #6c2ee085
-def _compute_dtype(x): return torch.promote_types(x.dtype, torch.float32)  # fp32, or fp64 for fp64 inputs
-
-def l2norm(t, # (..., e)
-           eps:float=1e-6):
-    "$t/\\sqrt{\\sum t^2 + \\epsilon}$ over the last axis (fla's `l2norm`)."
-    return t * torch.rsqrt(t.pow(2).sum(-1, keepdim=True) + eps)  # (..., e)
-
 def seq_positions(cache, l:int, device) -> torch.Tensor:
     "Absolute positions (1, l) of the rows a forward computes, or a suffix window's (b, W)."
     if cache is None or cache.recording: return torch.arange(l, device=device)[None]  # (1, l)
@@ -94,12 +88,6 @@ class HeadNorm(nn.Module):
         y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)  # (..., h, e)
         return y * self.weight.view(x.shape[-2:]) + self.bias.view(x.shape[-2:])  # (..., h, e)
 
-def _keep(kept, times, t:int, S):
-    "Write the state S (b, ...) into kept (b, m, ...) where times (b, m) == t (recordings only)."
-    if kept is not None:
-        r, j = (times == t).nonzero(as_tuple=True)
-        kept[r, j] = S[r]
-
 # %% ../nbs/03b_modern.ipynb #f65b3b24
 def gated_delta_rule_recurrent(q, # (b, l, h, dk) L2-normalised, scaled queries
                                k, # (b, l, h, dk) L2-normalised keys
@@ -118,7 +106,7 @@ def gated_delta_rule_recurrent(q, # (b, l, h, dk) L2-normalised, scaled queries
         u_t = (v_t - (k_t[..., None, :] @ S)[..., 0, :]) * b_t[..., None]  # (b, h, dv): β_t (v_t - α_t S_{t-1}ᵀ k_t)
         S = S + k_t[..., :, None] * u_t[..., None, :]             # (b, h, dk, dv)
         os.append((q_t[..., None, :] @ S)[..., 0, :])             # (b, h, dv): S_tᵀ q_t
-        _keep(kept, states_at, t, S)
+        keep_state(kept, states_at, t, S)
     return (torch.stack(os, 1), S) + (() if kept is None else (kept,))  # (b, l, h, dv), ...
 
 # %% ../nbs/03b_modern.ipynb #2b11cef5
@@ -203,8 +191,7 @@ class GatedDeltaNet(nn.Module):
         self.v_proj, self.g_proj = nn.Linear(d_model, dv, bias=False), nn.Linear(d_model, dv, bias=False)
         self.a_proj, self.b_proj = nn.Linear(d_model, n_heads, bias=False), nn.Linear(d_model, n_heads, bias=False)
         self.A_log = nn.Parameter(torch.log(torch.empty(n_heads).uniform_(0, 16)))  # (h,): A ~ U(0, 16)
-        dt = torch.exp(torch.rand(n_heads) * (math.log(0.1) - math.log(1e-3)) + math.log(1e-3)).clamp(min=1e-4)  # (h,): Δ₀
-        self.dt_bias = nn.Parameter(dt + torch.log(-torch.expm1(-dt)))  # (h,): softplus(dt_bias) = Δ₀
+        self.dt_bias = nn.Parameter(_inv_softplus_dt(n_heads, 1e-3, 0.1, 1e-4))  # (h,): softplus(dt_bias) = Δ₀ ~ logU(1e-3, 0.1)
         for p in (self.A_log, self.dt_bias): p._no_weight_decay = True
         self.conv1d = ShortConv(2 * dk + dv, conv_size, bias=False)  # q, k, v channels: three depthwise convs as one
         self.o_norm = RMSNorm(dv // n_heads, eps=norm_eps)
@@ -355,7 +342,7 @@ def dplr_recurrent(q, # (b, l, h, dk) queries (RWKV's receptance r)
         sa = (a_t[..., None, :] @ S)[..., 0, :]                   # (b, h, dv): a_tᵀ S_{t-1}
         S = w_t.exp()[..., None] * S + b_t[..., :, None] * sa[..., None, :] + k_t[..., :, None] * v_t[..., None, :]  # (b, h, dk, dv)
         os.append((q_t[..., None, :] @ S)[..., 0, :])             # (b, h, dv): S_tᵀ q_t
-        _keep(kept, states_at, t, S)
+        keep_state(kept, states_at, t, S)
     return (torch.stack(os, 1), S) + (() if kept is None else (kept,))
 
 def dplr_chunkwise(q, # (b, l, h, dk) queries
@@ -527,7 +514,7 @@ def gla_recurrent(q, # (b, l, h, dk) queries (scaled)
     for t, (q_t, k_t, v_t, g_t) in enumerate(zip(q.unbind(1), k.unbind(1), v.unbind(1), gk.unbind(1))):
         S = g_t.exp()[..., None] * S + k_t[..., :, None] * v_t[..., None, :]  # (b, h, dk, dv)
         os.append((q_t[..., None, :] @ S)[..., 0, :])             # (b, h, dv): S_tᵀ q_t
-        _keep(kept, states_at, t, S)
+        keep_state(kept, states_at, t, S)
     return (torch.stack(os, 1), S) + (() if kept is None else (kept,))
 
 # %% ../nbs/03b_modern.ipynb #f183bc21

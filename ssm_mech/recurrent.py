@@ -47,9 +47,9 @@ from .core import (HookPoint, ShortConv, RMSNorm, register_mixer, seq_state, rec
 
 # %% auto #0
 __all__ = ['CHUNKED_SCAN_MAX_SLICE', 'SCAN_METHODS', 'MAMBA_SCANS', 'sequential_scan', 'naive_indexing_scan', 'chunked_scan',
-           'pick_scan', 'scan', 'hooks_active', 'Mamba', 'cpu_scan_kernel', 'SelectiveScan', 'selective_scan',
-           'selective_scan_at', 'mamba_kernels', 'delta_rule_recurrent', 'delta_rule_chunkwise', 'DeltaNet', 'segsum',
-           'ssd_chunked', 'Mamba2', 'GLAScan', 'GLA']
+           'pick_scan', 'scan', 'hooks_active', 'l2norm', 'keep_state', 'Mamba', 'cpu_scan_kernel', 'SelectiveScan',
+           'selective_scan', 'selective_scan_at', 'mamba_kernels', 'delta_rule_recurrent', 'delta_rule_chunkwise',
+           'DeltaNet', 'segsum', 'ssd_chunked', 'Mamba2', 'GLAScan', 'GLA']
 
 # %% ../nbs/03_recurrent.ipynb #bbeabce7
 def sequential_scan(a, # (b, l, ...) decays, broadcastable to `b`
@@ -128,6 +128,19 @@ def hooks_active(module:nn.Module) -> bool:
     return any(m._forward_hooks or m._forward_pre_hooks for m in module.modules() if isinstance(m, HookPoint))
 
 def _compute_dtype(x): return torch.promote_types(x.dtype, torch.float32)  # fp32, or fp64 for fp64 inputs
+
+def l2norm(t, # (..., e)
+           eps:float=1e-6):
+    "$t/\\sqrt{\\sum t^2 + \\epsilon}$ over the last axis (fla's `l2norm`): the key and query normalisation of the delta rules."
+    return t * torch.rsqrt(t.pow(2).sum(-1, keepdim=True) + eps)  # (..., e)
+
+def keep_state(kept, # (b, m, ...) states kept so far, or None (not recording)
+               times, # (b, m) times whose states are wanted (-1: none)
+               t:int, S): # the time and the state S (b, ...) just computed
+    "Write S into `kept` where `times` == t: the states a recording keeps for the windows of fast patching."
+    if kept is not None:
+        r, j = (times == t).nonzero(as_tuple=True)
+        kept[r, j] = S[r]
 
 def _inv_softplus_dt(n:int, dt_min:float, dt_max:float, dt_init_floor:float):
     "Bias $b_\\Delta=\\mathrm{softplus}^{-1}(\\Delta_0)$ with $\\Delta_0=\\exp U(\\ln\\Delta_{min},\\ln\\Delta_{max})$, floored."
@@ -645,7 +658,7 @@ def delta_rule_recurrent(q, # (b, l, h, dk) L2-normalised, scaled queries
         u_t = (v_t - v_old) * b_t[..., None]                      # (b, h, dv)
         S = S + k_t[..., None] * u_t[..., None, :]                # (b, h, dk, dv)
         os.append(torch.einsum("bhkv,bhk->bhv", S, q_t))          # (b, h, dv)
-        if kept is not None: r, j = (states_at == t).nonzero(as_tuple=True); kept[r, j] = S[r]
+        keep_state(kept, states_at, t, S)
     return (torch.stack(os, 1), S) + (() if kept is None else (kept,))  # (b, l, h, dv), ...
 
 # %% ../nbs/03_recurrent.ipynb #0c2540a2
@@ -722,7 +735,7 @@ def _mix(self:DeltaNet, x, q, k, v, S0=None, mode=None, cache=None):
     ct = _compute_dtype(x)
     if self.bf16_qkv: q, k, v = (t.to(torch.bfloat16) for t in (q, k, v))
     q, k, v = (rearrange(t.to(ct), "b l (h e) -> b l h e", h=self.n_heads) for t in (q, k, v))  # (b, l, h, dk)
-    q, k = (t * torch.rsqrt(t.pow(2).sum(-1, keepdim=True) + 1e-6) for t in (q, k))  # L2 norm per head
+    q, k = l2norm(q), l2norm(k)                                   # L2 norm per head
     q = q * self.head_dim ** -0.5
     mode = mode or self.mode
     if mode == "auto": mode = self.pick_mode(q.shape[1])

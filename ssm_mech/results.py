@@ -263,13 +263,17 @@ class StoredSweep:
         stems = [p.stem for sub in ("configs", "status", "mechanism") for p in sorted((self.path / sub).glob("*.*"))]
         return list(dict.fromkeys(list(self.table["run_id"].astype(str)) + stems))
 
+    def _file(self, sub:str, run_id:str, suffix:str) -> Path:
+        "`sub/<run_id><suffix>` of this folder; a run id is read from data, so `ConfigError` if it would lead outside."
+        return inside(self.path, sub, f"{run_id}{suffix}", what="stored sweep")
+
     def _json(self, sub:str, run_id:str):
-        f = self.path / sub / f"{run_id}.json"
+        f = self._file(sub, run_id, ".json")
         return _readable(lambda: json.loads(f.read_text()), None) if f.exists() else None
 
     def config(self, run_id:str) -> dict:
         "A run's config (`configs/<id>.yaml`), flattened to dotted keys ('model.mixer'); {} where none is stored."
-        f = self.path / "configs" / f"{run_id}.yaml"
+        f = self._file("configs", run_id, ".yaml")
         return _readable(lambda: _flatten(load_yaml(f.read_text()) or {}), {}) if f.exists() else {}
 
     def mechanism(self, run_id:str) -> dict|None:
@@ -286,7 +290,7 @@ class StoredSweep:
 
     def patching(self, run_id:str) -> pd.DataFrame:
         "A run's patching table (`patching/<id>.csv`: every site's O, C, R and association); empty where none is stored."
-        f = self.path / "patching" / f"{run_id}.csv"
+        f = self._file("patching", run_id, ".csv")
         return pd.read_csv(f) if f.exists() else pd.DataFrame(columns=["corruption", "site", "hook", "layer", "position", "association"])
 
     def conv_binding(self, run_id:str, corruption:str="key", metric:str="association") -> pd.DataFrame:

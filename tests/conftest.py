@@ -55,3 +55,19 @@ def pytest_collection_modifyitems(items):
 
 def pytest_configure(config):
     if getattr(config.option, "maxschedchunk", False) is None: config.option.maxschedchunk = 1   # pytest-xdist's load scheduler
+
+
+def interrupt_cli_train(tmp_path, sig, cli=CLI):
+    """Start `ssm-mech train` on a long tiny run in `tmp_path/run` with `sig` at its default (as at a terminal: a
+    launcher that ignores SIGINT would otherwise pass that on), send `sig` once it has logged, and return
+    (returncode, stderr)."""
+    import signal, subprocess, time
+    cfg = tmp_path / "slow.yaml"; cfg.write_text(tiny_config(max_steps=100000, checkpoint_every=1000).to_yaml())
+    p = subprocess.Popen(cli + ["train", str(cfg), "--run-dir", "run", "--no-progress"], cwd=tmp_path, env=cli_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
+    for _ in range(600):
+        if (tmp_path / "run" / "metrics.csv").exists(): break
+        time.sleep(0.1)
+    p.send_signal(sig); _, err = p.communicate(timeout=60)
+    return p.returncode, err

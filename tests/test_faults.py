@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import CLI, ROOT, cli_env, tiny_config
+from conftest import CLI, ROOT, cli_env, interrupt_cli_train, tiny_config
 from ssm_mech.cli import main
 from ssm_mech.core import TMP_SUFFIX
 from ssm_mech.results import read_runs_csv
@@ -114,17 +114,10 @@ def test_killed_session_time_is_kept(tmp_path):
     assert st["status"] == "finished" and st["seconds"] > 100.0
 
 def test_ctrl_c_on_the_cli(tmp_path):
-    cfg = tmp_path / "slow.yaml"; cfg.write_text(tiny_config(max_steps=100000, checkpoint_every=1000).to_yaml())
     # as at a terminal: the CLI starts with SIGINT at its default, even where this test process was started with
     # SIGINT ignored (a launcher in the background), which a child would otherwise inherit, and Ctrl-C would be lost
-    p = subprocess.Popen(CLI + ["train", str(cfg), "--run-dir", "run", "--no-progress"], cwd=tmp_path, env=cli_env(),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    for _ in range(600):
-        if (tmp_path / "run" / "metrics.csv").exists(): break
-        time.sleep(0.1)
-    p.send_signal(signal.SIGINT); out, err = p.communicate(timeout=60)
-    assert p.returncode == 130 and len(err.strip().splitlines()) == 1 and "interrupted" in err and "--resume" in err, err
+    returncode, err = interrupt_cli_train(tmp_path, signal.SIGINT)
+    assert returncode == 130 and len(err.strip().splitlines()) == 1 and "interrupted" in err and "--resume" in err, err
     assert read_status(tmp_path / "run")["status"] == "interrupted" and not (tmp_path / "run" / LOCK_FILE).exists()
 
 def test_redirected_progress_is_plain_lines(tmp_path):
@@ -328,7 +321,8 @@ def test_report_card_sigterm_leaves_nothing(tmp_path):
     "SIGTERM during a report card ends it as Ctrl-C does (status 130) and removes its runs; nothing is left in the temp folder either."
     (tmp_path / "systmp").mkdir()
     p = subprocess.Popen(SSM + ["report-card", "attention", "train.max_steps=100000", "--out", "card", "--no-progress"], cwd=tmp_path,
-                         env={**cli_env(), "TMPDIR": str(tmp_path / "systmp"), "PYTHONDONTWRITEBYTECODE": "1"},
+                         env={**cli_env(), "TMPDIR": str(tmp_path / "systmp"), "PYTHONDONTWRITEBYTECODE": "1",
+                              "TORCHINDUCTOR_CACHE_DIR": str(tmp_path.parent / f"{tmp_path.name}_inductor")},  # torch's compile cache is not the card's
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
     for _ in range(1200):
         if list(tmp_path.glob(".card.runs-*/*/run.json")): break              # training has started

@@ -94,3 +94,16 @@ def test_scoreboard_on_the_stored_results_follows_its_rules():
         assert mine.loc[mine[select].idxmax(), "test_acc"] == r["ours"], r["cell"]
         if r["verdict"] not in ("induction", "direct retrieval") or pd.isna(r["paper_mechanism"]): assert pd.isna(r["verdict_agrees"])
         else: assert r["verdict_agrees"] == (r["verdict"] == r["paper_mechanism"])
+
+
+def test_stored_sweep_keeps_run_ids_inside(tmp_path):
+    "A run id comes from results.csv or a file name, which is data: it never leads a read outside the folder."
+    from ssm_mech.results import StoredSweep
+    from ssm_mech.runs import ConfigError
+    (tmp_path / "outside.csv").write_text("corruption,association\nkey,1.0\n")
+    (tmp_path / "outside.yaml").write_text("model: {mixer: attention}\n")
+    (tmp_path / "sw" / "patching").mkdir(parents=True)
+    s = StoredSweep(tmp_path / "sw")
+    for read, rid in ((s.patching, "../../outside"), (s.config, "../../outside"), (s.mechanism, "/etc/passwd"), (s.run_status, "../x")):
+        with pytest.raises(ConfigError, match="not a plain name"): read(rid)
+    assert s.config("absent") == {} and s.mechanism("absent") is None and len(s.patching("absent")) == 0   # plain ids as before

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CLI, ROOT, cli_env, tiny_config
+from conftest import CLI, ROOT, cli_env, interrupt_cli_train, tiny_config
 from ssm_mech.cli import main
 from ssm_mech.core import _MIXERS, _TRUSTED, MixerImportError, UntrustedMixerError, get_mixer_spec, trust_mixer, trusted_mixers
 from ssm_mech.model import load_model
@@ -231,15 +231,8 @@ def test_report_card_keeps_each_mixers_runs(tmp_path, monkeypatch):
 
 # ---- 3. SIGTERM --------------------------------------------------------------------------------------------------
 def test_sigterm_during_train_is_ctrl_c(tmp_path):
-    cfg = tmp_path / "slow.yaml"; cfg.write_text(tiny_config(max_steps=100000, checkpoint_every=1000).to_yaml())
-    p = subprocess.Popen(SSM + ["train", str(cfg), "--run-dir", "run", "--no-progress"], cwd=tmp_path, env=cli_env(),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
-    for _ in range(600):
-        if (tmp_path / "run" / "metrics.csv").exists(): break
-        time.sleep(0.1)
-    p.send_signal(signal.SIGTERM); out, err = p.communicate(timeout=60)
-    assert p.returncode == 130, (p.returncode, err)
+    returncode, err = interrupt_cli_train(tmp_path, signal.SIGTERM, cli=SSM)
+    assert returncode == 130, (returncode, err)
     one_line(err, "interrupted", "--resume")
     st = read_status(tmp_path / "run")
     assert st["status"] == "interrupted" and st["error"] == "KeyboardInterrupt: SIGTERM" and not (tmp_path / "run" / LOCK_FILE).exists()
