@@ -9,7 +9,6 @@ Baselines:
   quoted, not re-measured here.
 """
 import argparse, os, platform, time
-from dataclasses import replace
 
 import numpy as np
 import torch

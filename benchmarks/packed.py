@@ -153,7 +153,7 @@ def main():
                          f"-> at most {r['ceiling']:.2f}x; matmul kernels {r['mm_kernel_ms']:.1f} ms of the solo step" if "ceiling" in r else "")), flush=True)
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-    lines = [f"## Packed training (`benchmarks/packed.py`)\n",
+    lines = ["## Packed training (`benchmarks/packed.py`)\n",
              f"Machine: {os.cpu_count()}-core CPU ({cpu}), torch {torch.__version__}, Python {platform.python_version()}. "
              f"Load average before: {load0}; after: {load1} (shared machine: ratios within one process are the reliable figures).\n",
              f"K = {args.k} models, d = {D}, batch {BATCH} each, {SEQ} tokens, vocabulary {VOCAB}, head at the answer only, fp32, AdamW. "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from ssm_mech.sweep import SweepConfig, CPU_OVERRIDES, run_sweep, plan_sweep
+from ssm_mech.sweep import SweepConfig, CPU_OVERRIDES, run_sweep
 from ssm_mech.results import collect
 
 MIXERS = ["attention", "base_conv", "mamba", "h3", "based", "deltanet", "hyena"]
@@ -67,7 +67,7 @@ def bench_cpu(args):
     finally:
         shutil.rmtree(root, ignore_errors=True)
     base = rows[0][1]
-    lines = [f"| runner | wall time (s) | without Ray start-up (s) | speed-up vs sequential | runs done |", "|---|---|---|---|---|"]
+    lines = ["| runner | wall time (s) | without Ray start-up (s) | speed-up vs sequential | runs done |", "|---|---|---|---|---|"]
     for name, t, t_runs, s in rows:
         lines.append(f"| {name} | {t:.1f} | {t_runs:.1f} | {base / t:.2f}× | {s['done']}/{s['total']} |")
     table = "\n".join(lines)

@@ -8,24 +8,18 @@ Docs: https://ssm-mech.github.io/ssm_mech/cli.html.md"""
 from __future__ import annotations
 import argparse, json, sys, time
 from pathlib import Path
+# Everything else is imported where it is used: `ssm-mech --help` (and a mistyped option) answers without loading torch.
 
-import pandas as pd
-import torch
-
-from .core import trust_mixer, _cut
-from .tasks import PRESETS as TASK_PRESETS
-from .runs import ConfigError, ExperimentConfig, Run, apply_overrides, inside, sweep_run
-from .train import EXPERIMENT_PRESETS, experiment_preset, evaluate, sigterm_as_interrupt
-from .results import collect, final_metrics, read_runs_csv
-from .experiments import dissect_run, run_experiment
-from .sweep import MAX_RUNS, SWEEP_PRESETS, load_sweep, run_sweep
+MAX_RUNS = 1000   # `ssm_mech.sweep.MAX_RUNS`, repeated so that the help needs no torch (the tests check that the two agree)
 
 # %% auto #0
-__all__ = ['load_config', 'demo_configs', 'demo', 'main']
+__all__ = ['MAX_RUNS', 'load_config', 'demo_configs', 'demo', 'main']
 
 # %% ../nbs/09_cli.ipynb #7a440bd0
-def load_config(spec:str, overrides=()) -> ExperimentConfig:
-    "An experiment from a preset name or a YAML path, with dotted overrides applied."
+def load_config(spec:str, overrides=()):
+    "An experiment (an `ExperimentConfig`) from a preset name or a YAML path, with dotted overrides applied."
+    from ssm_mech.runs import ConfigError, ExperimentConfig, apply_overrides
+    from ssm_mech.train import experiment_preset
     p = Path(spec)
     if p.is_dir(): raise ConfigError(f"config {spec} is a directory; give an experiment preset name or a YAML file")
     if p.suffix in (".yaml", ".yml") or p.is_file(): cfg = ExperimentConfig.from_yaml(p)
@@ -35,10 +29,12 @@ def load_config(spec:str, overrides=()) -> ExperimentConfig:
 # %% ../nbs/09_cli.ipynb #cbe09a51
 def demo_configs(steps:int | None = None) -> dict:
     "The demo's two experiments (attention with PE, Mamba without), optionally with fewer steps."
+    from ssm_mech.runs import apply_overrides
+    from ssm_mech.train import experiment_preset
     base = experiment_preset("ar-cpu")
     cfgs = {"attention": apply_overrides(base, {"name": "demo-attention", "train.mech_every": 1000}),
             "mamba": apply_overrides(base, {"name": "demo-mamba", "model.mixer": "mamba", "train.lr": 3e-3,
-                                            "train.mech_every": 1000})}
+                                            "train.mech_every": 1000, "train.seed": 3})}   # seed 3: see "The demo" above
     if steps is not None: cfgs = {k: apply_overrides(c, {"train.max_steps": steps}) for k, c in cfgs.items()}
     return cfgs
 
@@ -47,9 +43,18 @@ def demo(out="runs/demo",               # directory of the demo's runs
          n:int=512,                     # examples for the interventions
          progress:bool=True,            # progress bars
          overwrite:bool=False,          # replace earlier demo runs in `out` (needed to change `steps`)
-         ) -> pd.DataFrame:
-    "Train and dissect the demo's models into `out` (continuing runs already there); return the summary table."
-    out = Path(out); rows = []
+         threads:int|None=None,         # math threads (None: one, the policy for small models, unless OMP_NUM_THREADS is set)
+         ):
+    "Train and dissect the demo's models into `out` (continuing runs already there); return the summary table, a `pandas.DataFrame` (`why`: the reason of a verdict that is not clear)."
+    import pandas as pd
+    from ssm_mech.report import math_threads
+    with math_threads(threads, d_model=64): rows = _demo_rows(Path(out), steps, n, progress, overwrite)
+    return pd.DataFrame(rows).set_index("model")
+
+def _demo_rows(out:Path, steps, n, progress, overwrite) -> list[dict]:
+    from ssm_mech.runs import ConfigError
+    from ssm_mech.experiments import dissect_run, run_experiment
+    rows = []
     for name, cfg in demo_configs(steps).items():
         t0 = time.time()
         try: res = run_experiment(cfg, out / name, resume=not overwrite, overwrite=overwrite, progress=progress, cache_dir=out / "cache")
@@ -62,8 +67,9 @@ def demo(out="runs/demo",               # directory of the demo's runs
                      "assoc@value": round(a["value"], 2), "assoc@key": round(a["key"], 2),
                      "assoc@query": round(a["query"], 2), "mechanism": mech["mechanism"],
                      "conv@next_key": round(mech["conv"]["next_key"], 2) if mech["conv"] else None,
-                     "minutes": round((time.time() - t0) / 60, 1), "run dir": str(out / name)})
-    return pd.DataFrame(rows).set_index("model")
+                     "minutes": round((time.time() - t0) / 60, 1), "run dir": str(out / name),
+                     "why": "" if mech["mechanism"] in ("induction", "direct retrieval") else mech["reason"]})
+    return rows
 
 # %% ../nbs/09_cli.ipynb #510fb065
 class _Parser(argparse.ArgumentParser):
@@ -82,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--n", type=int, default=512, help="examples for the interventions (default: 512)")
     d.add_argument("--overwrite", action="store_true", help="replace an earlier demo in --out (needed to change --steps)")
     d.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _allow_threads(d)
     sub.add_parser("presets", help="list experiment, task and sweep presets, one line each")
     t = sub.add_parser("train", help="train one model")
     t.add_argument("config", help="experiment preset name or YAML file")
@@ -91,17 +98,17 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--overwrite", action="store_true", help="replace the run in --run-dir")
     t.add_argument("--dissect", action="store_true", help="run the mechanistic evaluation afterwards")
     t.add_argument("--no-progress", action="store_true", help="no progress bar (redirected output gets plain periodic lines anyway)")
-    _allow_mixer(t)
+    _allow_threads(t); _allow_mixer(t)
     e = sub.add_parser("eval", help="evaluate a finished run")
     e.add_argument("run_dir", help="a run directory written by train (holds final.safetensors)")
     e.add_argument("--split", default="test", choices=["dev", "test", "train"], help="which split (default: test)")
-    _allow_mixer(e)
+    _allow_threads(e); _allow_mixer(e)
     s = sub.add_parser("dissect", help="mechanistic evaluation of a finished run")
     s.add_argument("run_dir", help="a run directory written by train (holds final.safetensors)")
     s.add_argument("--sites", nargs="*", default=None, help="hook@position, e.g. blocks.1.hook_resid_pre@value")
     s.add_argument("--n", type=int, default=512, help="examples for the interventions, >= 1 (default: 512)")
     s.add_argument("--split", default="test", choices=["dev", "test"], help="which split the examples come from (default: test)")
-    _allow_mixer(s)
+    _allow_threads(s); _allow_mixer(s)
     w = sub.add_parser("sweep", help="run a sweep (grid of experiments)")
     w.add_argument("sweep", help="sweep preset name or YAML file")
     w.add_argument("--dir", default=None, help="sweep directory (default: runs/sweeps/<name>)")
@@ -117,6 +124,10 @@ def _parser() -> argparse.ArgumentParser:
     _allow_mixer(w)
     c = sub.add_parser("collect", help="collect a sweep's results into results.csv")
     c.add_argument("sweep_dir", help="a directory written by sweep")
+    u = sub.add_parser("publish", help="copy a sweep's results (no checkpoints) into a results folder and write its README")
+    u.add_argument("dirs", nargs="+", metavar="DIR", help="SWEEP_DIR [SWEEP_DIR ...] RESULTS_DIR: the sweep folders (parts of one sweep), then the results folder")
+    u.add_argument("--merge", action="store_true", help="keep the results folder's runs that the sweep folders do not hold")
+    u.add_argument("--no-readme", action="store_true", help="do not write RESULTS_DIR/README.md (it is written when RESULTS_DIR/sweep.yaml exists)")
     r = sub.add_parser("report-card", help="check a new mixer, train and dissect it on AR, ATR and MQAR, write its report")
     r.add_argument("mixer", help="MODULE:CLASS (importable from the working directory) or a registered mixer name")
     r.add_argument("overrides", nargs="*", help="dotted overrides for every run, e.g. train.max_steps=100")
@@ -125,14 +136,22 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--name", default=None, help="name of the mixer in the report and its folders (default: its class name or MODULE:CLASS)")
     r.add_argument("--pos-emb", action=argparse.BooleanOptionalAction, default=None, help="learned positions (default: none, as the paper's non-attention mixers)")
     r.add_argument("--runs", default=None, help="keep the trained runs in this folder, in a subfolder per mixer")
-    r.add_argument("--results", default=None, help="folder of the stored zoo results (default: ./results)")
+    r.add_argument("--results", default=None, help="compare with the stored results in this folder (a checkout's results/) "
+                                                   "instead of the zoo shipped with the package")
     r.add_argument("--check-timeout", type=float, default=60, metavar="SECONDS",
                    help="time limit of each contract check; past it the check fails (default: 60; 0: none)")
     r.add_argument("--train-timeout", type=float, default=None, metavar="SECONDS",
                    help="time limit of training and dissecting the mixer; past it the card stops with a failed check "
-                        "(default: the scale's, 2 h at ci, 48 h at cpu, none at paper; 0: none)")
+                        "(default: the scale's, 2 h at ci, 48 h at cpu, none at paper; 0: none). It interrupts Python code, "
+                        "not one long call into torch's C++, which is waited out")
     r.add_argument("--no-progress", action="store_true")
+    _allow_threads(r)
     return p
+
+def _allow_threads(sub):
+    sub.add_argument("--threads", type=int, default=None, metavar="N",
+                     help="math threads (default: 1 for models up to d_model 128, where a second thread barely pays and stalls "
+                          "on a busy machine; OMP_NUM_THREADS, when set, is obeyed instead)")
 
 def _allow_mixer(sub):
     sub.add_argument("--allow-mixer", action="append", default=[], metavar="MODULE:CLASS",
@@ -155,12 +174,22 @@ def _describe_experiment(c) -> str:
     extra = [f"{k}={v}" for k, v in m.mixer_kwargs.items()] + ([] if m.pos_emb is None else ["PE" if m.pos_emb else "NoPE"])
     return f"{m.n_layers}-layer {m.mixer}{' (' + ', '.join(extra) + ')' if extra else ''} on {_describe_task(c.task)}; {c.train.epochs:g} epochs, {c.train.schedule} decay"
 
+def _describe_cpu(c) -> str:
+    "How big a `-cpu` variant is: its task, steps, batch, documents and their length."
+    t, tr = c.task, c.train
+    return (f"-cpu: {_describe_task(t).split(': ', 1)[1]}; {tr.max_steps:,} steps of batch {tr.batch_size}, "
+            f"{t.n_train:,} training documents of {t.seq_len} tokens")
+
 def _presets_text() -> str:
-    "The `presets` listing: every preset with a one-line description."
+    "The `presets` listing: every preset with a one-line description (experiments: and their `-cpu` variant's size)."
+    from ssm_mech.tasks import PRESETS as TASK_PRESETS
+    from ssm_mech.train import EXPERIMENT_PRESETS, experiment_preset
+    from ssm_mech.sweep import SWEEP_PRESETS
     block = lambda title, items: f"{title}\n" + "\n".join(f"  {k:<22}{v}" for k, v in items)
     return "\n\n".join([
-        block("experiment presets (each also with -cpu: the CPU-sized variant, 5000 steps):",
-              [(k, _describe_experiment(c)) for k, c in EXPERIMENT_PRESETS.items()]),
+        block("experiment presets (each also with -cpu, a CPU-sized variant of minutes to an hour: its size on the second line):",
+              [(k, _describe_experiment(c) + "\n" + " " * 24 + _describe_cpu(experiment_preset(k + "-cpu")))
+               for k, c in EXPERIMENT_PRESETS.items()]),
         block("task presets:", [(k, _describe_task(t)) for k, t in TASK_PRESETS.items()]),
         block("sweep presets (each also with -cpu):", [(k, s.description) for k, s in SWEEP_PRESETS.items() if not k.endswith("-cpu")])])
 
@@ -175,6 +204,9 @@ def main(argv=None) -> int:
         rest = [x for x in extra if not (takes_overrides and not x.startswith("-"))]
         if rest: p.error(f"unrecognized arguments: {' '.join(rest)}")
     except SystemExit as e: return e.code
+    import pandas as pd                                   # the library, once there is something to run
+    from ssm_mech.core import _cut
+    from ssm_mech.train import sigterm_as_interrupt
     pd.set_option("display.width", 160); pd.set_option("display.max_columns", 20)
     fail = lambda msg, code: (print(f"ssm-mech {args.cmd}: {msg}", file=sys.stderr), code)[1]
     try:
@@ -190,30 +222,43 @@ def main(argv=None) -> int:
 
 def _run(args) -> int:
     _trust(getattr(args, "allow_mixer", None) or [])
+    from ssm_mech.report import math_threads
     if args.cmd == "demo":
-        table = demo(args.out, steps=args.steps, n=args.n, progress=not args.no_progress, overwrite=args.overwrite)
-        print("\n" + table.to_string())
+        table = demo(args.out, steps=args.steps, n=args.n, progress=not args.no_progress, overwrite=args.overwrite, threads=args.threads)
+        print("\n" + table.drop(columns=["why"]).to_string())
+        for m, why in table.why.items():
+            if why: print(f"why {m} is {table.mechanism[m]}: {why}")
         print("\nassoc@X: association of the last layer's input at X under key corruption "
               "(1: that site carries the answer, 0: it does not); -0.0 is zero to two decimals, measured slightly below.\n"
               "conv@next_key: the same for the convolution's output after the key; NaN: the model has no convolution.")
+        print("next: the same models on the paper's data and protocol (a GPU; hours): ssm-mech train ar_pe --dissect and "
+              "ssm-mech train ar model.mixer=mamba --dissect; a mixer of your own beside these: ssm-mech report-card MODULE:CLASS")
     elif args.cmd == "presets": print(_presets_text())
     elif args.cmd == "train":
+        from ssm_mech.experiments import run_experiment
         cfg = load_config(args.config, args.overrides)
         cfg.resolve()                                  # every field checked, by name, before anything else reads the config
         run_dir = Path(args.run_dir or Path("runs") / cfg.name)
-        res = run_experiment(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
-        print(json.dumps({"run_dir": str(run_dir), **res.metrics}, indent=1))
-        if args.dissect: _print_dissect(run_dir, 512, "test", None)
+        with math_threads(args.threads, cfg.model.d_model):
+            res = run_experiment(cfg, run_dir, resume=args.resume, overwrite=args.overwrite, progress=not args.no_progress)
+            print(json.dumps({"run_dir": str(run_dir), **res.metrics}, indent=1))
+            if args.dissect: _print_dissect(run_dir, 512, "test", None)
     elif args.cmd == "eval":
+        from ssm_mech.runs import ConfigError, Run
+        from ssm_mech.train import evaluate
         run = Run(args.run_dir).require_finished()
-        cfg, model, ds = run.config, run.model(), run.dataset(args.split)
-        _warn_edited(run, "eval")
-        if model.config.vocab_size < cfg.task.vocab_size:
-            raise ConfigError(f"checkpoint vocabulary ({model.config.vocab_size}) is smaller than the task's ({cfg.task.vocab_size})")
-        print(json.dumps({args.split: evaluate(model, ds)}, indent=1))
+        cfg = run.config
+        with math_threads(args.threads, cfg.model.d_model):
+            model, ds = run.model(), run.dataset(args.split)
+            _warn_edited(run, "eval")
+            if model.config.vocab_size < cfg.task.vocab_size:
+                raise ConfigError(f"checkpoint vocabulary ({model.config.vocab_size}) is smaller than the task's ({cfg.task.vocab_size})")
+            print(json.dumps({args.split: evaluate(model, ds)}, indent=1))
     elif args.cmd == "dissect":
-        _print_dissect(Path(args.run_dir), args.n, args.split, args.sites)
+        with math_threads(args.threads, _width(args.run_dir)):
+            _print_dissect(Path(args.run_dir), args.n, args.split, args.sites)
     elif args.cmd == "sweep":
+        from ssm_mech.sweep import load_sweep, run_sweep
         sw = load_sweep(args.sweep)
         if args.dissect: sw.dissect = True
         sweep_dir = Path(args.dir or Path("runs") / "sweeps" / sw.name)
@@ -223,6 +268,7 @@ def _run(args) -> int:
             print(f"ssm-mech sweep: {s['failed']} of {s['total']} runs failed (see {sweep_dir / 'runs.csv'} and each run's log.txt)", file=sys.stderr)
             return 1
     elif args.cmd == "collect":
+        from ssm_mech.results import collect, final_metrics
         runs = _sweep_runs(Path(args.sweep_dir))       # ids from runs.csv confined to runs/<id>, before collect reads them
         df = collect(args.sweep_dir)
         print(f"{len(df)} rows written to {Path(args.sweep_dir) / 'results.csv'}")
@@ -232,36 +278,54 @@ def _run(args) -> int:
         if edited: print(f"ssm-mech collect: warning: the config.yaml of {len(edited)} run(s) was edited after the run finished "
                          f"({', '.join(edited[:10])}{' ...' if len(edited) > 10 else ''}): their config columns show the edited values, "
                          "not the trained ones", file=sys.stderr)
+    elif args.cmd == "publish":
+        from ssm_mech.publish import export_sweep, write_readme
+        if len(args.dirs) < 2: raise ValueError(f"publish needs SWEEP_DIR [SWEEP_DIR ...] RESULTS_DIR, got {len(args.dirs)} folder: {args.dirs[0]}")
+        dest = Path(args.dirs[-1])
+        export_sweep(args.dirs[:-1], dest, merge=args.merge)
+        if not args.no_readme and (dest / "sweep.yaml").exists(): print(f"{write_readme(dest)} written")
     elif args.cmd == "report-card":
-        from ssm_mech.report import report_card
+        from ssm_mech.report import report_card, next_step
         if str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))   # MODULE:CLASS from the working directory
         card = report_card(args.mixer, scale=args.scale, out=args.out, name=args.name, pos_emb=args.pos_emb,
                            overrides=args.overrides or None, runs_dir=args.runs, results_dir=args.results,
                            progress=not args.no_progress, check_seconds=args.check_timeout or None,
-                           train_seconds=-1 if args.train_timeout is None else (args.train_timeout or None))
+                           train_seconds=-1 if args.train_timeout is None else (args.train_timeout or None), threads=args.threads)
         print(card.mechanisms[["task", "query", "accuracy", "mechanism"]].to_string(index=False))
         print(f"report card written to {card.path}/report.html ({card.seconds / 60:.1f} min)")
+        print(next_step(args.mixer, args.scale).replace("`", ""))
     return 0
+
+def _width(run_dir) -> int | None:
+    "The d_model of the run in `run_dir`, for the thread policy (None if it cannot be read: the command itself says why)."
+    from ssm_mech.runs import Run
+    try: return int(Run(run_dir).config.model.d_model)
+    except Exception: return None
 
 def _trust(paths:list):
     "Trust the mixer classes named with --allow-mixer (importable from the working directory too)."
+    from ssm_mech.core import trust_mixer
     if paths and str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))
     for path in paths: trust_mixer(path)
 
-def _warn_edited(run:Run, cmd:str):
+def _warn_edited(run, cmd:str):
     "One line on stderr if the run's config.yaml was edited after it finished."
     if run.config_edited:
         print(f"ssm-mech {cmd}: warning: {run.config_file} was edited after the run finished (it differs from the config whose "
               "hash run.json keeps): the model is the trained one, the task and config are the edited ones", file=sys.stderr)
 
-def _sweep_runs(d:Path) -> list[Run]:
+def _sweep_runs(d:Path) -> list:
     "The runs of sweep directory `d` (listed in runs.csv or under runs/); `ConfigError` for an id or a file that leads outside it."
+    from ssm_mech.runs import inside, sweep_run
+    from ssm_mech.results import read_runs_csv
     inside(d, "results.csv", what="sweep directory")
     ids = [r.get("id") for r in read_runs_csv(inside(d, "runs.csv", what="sweep directory"))]
     ids += sorted(p.name for p in inside(d, "runs", what="sweep directory").glob("*") if p.is_dir() or p.is_symlink())
     return [sweep_run(d, rid) for rid in dict.fromkeys(ids)]
 
 def _print_dissect(run_dir, n, split, sites):
+    from ssm_mech.runs import Run
+    from ssm_mech.experiments import dissect_run
     _warn_edited(Run(run_dir), "dissect")
     r = dissect_run(run_dir, n=n, split=split, sites=sites)
     print(f"mechanism: {r['mechanism']} ({r['reason']})")

@@ -25,7 +25,8 @@ __all__ = ['FLOORS', 'BUILTIN_MIXER_MODULES', 'TMP_SUFFIX', 'floor_of', 'HookPoi
 
 # %% ../nbs/00_core.ipynb #f1000002
 FLOORS = (("core",), ("pcfg",), ("tasks",), ("mixers", "recurrent"), ("modern",), ("model",), ("runs",), ("train",),
-          ("packed",), ("fast_patching",), ("interventions",), ("results",), ("viz",), ("experiments",), ("sweep",), ("report",), ("cli",))  # bottom to top
+          ("packed",), ("fast_patching",), ("sites",), ("patching",), ("verdict",), ("interventions",), ("results",),
+          ("explorer",), ("viz",), ("experiments",), ("sweep",), ("publish",), ("report",), ("cli",))  # bottom to top
 
 def floor_of(module:str) -> int:
     "Floor (0 = core) of the `ssm_mech` module `module` ('ssm_mech.tasks' or 'tasks')."

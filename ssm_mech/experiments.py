@@ -6,28 +6,28 @@ Docs: https://ssm-mech.github.io/ssm_mech/experiments.html.md"""
 
 # %% ../nbs/06b_experiments.ipynb #e6b00004
 from __future__ import annotations
-import json
 from pathlib import Path
 from typing import Callable
 
 import matplotlib.pyplot as plt
 
 from .core import atomic_write
-from .tasks import token_classes
 from .runs import ConfigError, ExperimentConfig, Run
-from .train import RunResult, evaluate, train
+from .train import RunResult, train
 from .packed import train_packed
-from .interventions import (MechanismLogger, Site, conv_hook, min_accuracy_for, parse_site, patch_sweep, resid_sites,
-                                    verdict_from_summary, verdict_sites)
-from .viz import Explorer, plot_restoration_heatmap
+from .interventions import Dissection, MechanismLogger, dissect
+from .explorer import Explorer
+from .viz import plot_restoration_heatmap
+
 
 # %% auto #0
-__all__ = ['mechanism_callbacks', 'run_experiment', 'run_packed_experiments', 'dissect_run', 'explore']
+__all__ = ['mechanism_callbacks', 'run_experiment', 'run_packed_experiments', 'save_dissection', 'dissect_run', 'explore']
 
 # %% ../nbs/06b_experiments.ipynb #e6b00007
 def mechanism_callbacks(cfg:ExperimentConfig) -> list[Callable]:
-    "The training callbacks `cfg` asks for: a `MechanismLogger` of `train.mech_sites` when `train.mech_every` is set."
+    "The training callbacks `cfg` asks for: a `MechanismLogger` of `train.mech_sites` when `train.mech_every` is set (`ConfigError` for a bad config, as the CLI says it)."
     tc = cfg.train
+    if tc.mech_every: cfg.resolve()        # checks train.mech_sites (form, and layers the model has) before a logger is built
     return [MechanismLogger(tc.mech_sites, tc.mech_every)] if tc.mech_every else []
 
 def run_experiment(cfg:ExperimentConfig,     # the experiment
@@ -51,39 +51,34 @@ def run_packed_experiments(cfgs:list[ExperimentConfig], # experiments that can t
     return train_packed(cfgs, run_dirs, callbacks=callbacks, member_callbacks=[mechanism_callbacks(c) for c in cfgs], **train_kwargs)
 
 # %% ../nbs/06b_experiments.ipynb #862034f2
-def dissect_run(run_dir, n:int=512, seed:int=0, split:str="test", sites:list | None = None, cache_dir=None,
-                save:bool=True) -> dict:
-    "Mechanistic evaluation of a finished run; returns (and writes, holding the run's lock) the verdict and the patching table."
+def save_dissection(run:Run, d:Dissection, title:str | None = None):
+    "Write `d` into its run directory, holding the run's lock: `mechanism.json` (`Dissection.to_json`), `patching.csv` and `association.png`."
+    if d.summary is None: raise ValueError("save_dissection: the dissection has no patching table (`summary`); a record read back from JSON cannot be saved")
+    title = title or f"{run.config.model.mixer}: {d.mechanism}"
+    with run.lock():   # a run being trained (or dissected) elsewhere is refused
+        atomic_write(run.patching_file, lambda t: d.summary.to_csv(t, index=False))
+        atomic_write(run.mechanism_file, lambda t: Path(t).write_text(d.to_json()))
+        ax = plot_restoration_heatmap(d.summary, "key", title=title)
+        atomic_write(run.association_file, lambda t: ax.figure.savefig(t, format="png", dpi=110, bbox_inches="tight"))
+        plt.close(ax.figure)
+
+def dissect_run(run_dir,                    # a finished run directory
+                n:int=512,                  # examples patched
+                seed:int=0,                 # counterfactual and bootstrap seed
+                split:str="test",           # which split to dissect on
+                sites:list | None = None,   # sites besides the verdict's (None or empty: `dissect`'s default grid)
+                cache_dir=None,             # dataset cache
+                save:bool=True,             # write the files (`save_dissection`)
+                query:int | None = None) -> Dissection:   # MQAR: one query (None: the plain position names)
+    "`dissect` of a finished run's final model on its `split`, saved into the run directory (`save_dissection`); reads like the dict it used to return."
     if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1): raise ConfigError(f"n must be a positive number of examples, got {n!r}")
     if split not in ("dev", "test", "train"): raise ConfigError(f"split must be 'dev', 'test' or 'train', got {split!r}")
     run = Run(run_dir).require_finished()
-    cfg, model = run.config, run.model(device="cpu")
-    ds = run.dataset(split, cache_dir=cache_dir)
-    tokens, positions = ds.tokens[:n], {k: v[:n] for k, v in ds.positions.items()}
-    classes = token_classes(cfg.task)
-    acc = evaluate(model, ds)["acc"]
-    sites = [parse_site(s) if isinstance(s, str) else s for s in sites] if sites else resid_sites(model)
-    if conv_hook(model) and not any(s.hook.endswith("hook_conv_out") for s in sites):
-        sites += [Site(f"blocks.{i}.mixer.hook_conv_out", p) for i in range(len(model.blocks))
-                  for p in ("key", "value", "next_key", "value+2", "query")]
-    sites += [s for s in verdict_sites(model) if s not in sites]      # one sweep serves the table and the verdict
-    res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=classes, seed=seed)
-    gate, baseline = min_accuracy_for(ds)                            # 0.5 on AR; on ATR its no-retrieval baseline + MIN_GAIN
-    verdict = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed,
-                                   accuracy_n=len(ds), min_accuracy=gate)
-    out = {"mechanism": verdict.mechanism, "reason": verdict.reason, "accuracy": acc, "o_minus_c": verdict.o_minus_c,
-           "min_accuracy": gate, "baseline": baseline, "accuracy_interval": verdict.accuracy_interval,
-           "association": verdict.association, "interval": verdict.interval, "conv": verdict.conv, "layer": verdict.layer,
-           "by_layer": verdict.by_layer, "n": len(tokens), "split": split, "seed": seed}
-    if save:
-        with run.lock():   # a run being trained (or dissected) elsewhere is refused
-            atomic_write(run.patching_file, lambda t: res.summary.to_csv(t, index=False))
-            atomic_write(run.mechanism_file, lambda t: open(t, "w").write(json.dumps(out, indent=1)))
-            ax = plot_restoration_heatmap(res.summary, "key", title=f"{cfg.model.mixer}: {verdict.mechanism}")
-            atomic_write(run.association_file, lambda t: ax.figure.savefig(t, format="png", dpi=110, bbox_inches="tight"))
-            plt.close(ax.figure)
-    out["summary"] = res.summary
-    return out
+    d = dissect(run.model(device="cpu"), run.dataset(split, cache_dir=cache_dir), n=n, seed=seed, split=split, query=query,
+                sites=sites or None)   # none named: the default grid
+    if save: save_dissection(run, d)
+    return d
+
 
 # %% ../nbs/06b_experiments.ipynb #e6b00010
 def explore(run_dir,            # a finished run directory

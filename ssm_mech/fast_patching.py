@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core import SuffixCache, hook_points
-from .mixers import MLP
+from .mixers import MLP, patch_hints
 from .model import LanguageModel
 
 # %% auto #0
@@ -34,7 +34,7 @@ def _local(site, model:LanguageModel) -> bool:
     "Whether a patch at this site inside a block changes that block's output only at the patched position."
     if not 0 <= site.layer < len(model.blocks): return False
     name = site.hook[len(f"blocks.{site.layer}."):]
-    readout = getattr(model.blocks[site.layer].mixer, "readout_hooks", ())  # mixer hooks that reach only their own position's output
+    readout = patch_hints(model.config.mixer).readout_hooks                 # mixer hooks that reach only their own position's output
     return name.startswith(POST_MIXER) or name in {f"mixer.{h}" for h in readout}
 
 def _only_at_read(site, model:LanguageModel) -> bool:
@@ -53,7 +53,7 @@ def _same_run(site, model:LanguageModel) -> tuple:
     l, n_blocks = site.layer, len(model.blocks)
     if not 0 <= l < n_blocks: return (site.hook, str(site.position))
     name, blk = site.hook[len(f"blocks.{l}."):], model.blocks[l]
-    to = getattr(blk.mixer, "same_run", {}).get(name[len("mixer."):]) if name.startswith("mixer.") else None
+    to = patch_hints(model.config.mixer).same_run.get(name[len("mixer."):]) if name.startswith("mixer.") else None
     if to is not None: name = "hook_mixer_out" if to == "out" else f"mixer.{to}"  # a position-wise map onto that hook
     position_wise_mlp = type(getattr(blk, "mlp", None)) is MLP
     if name in MLP_CHAIN and position_wise_mlp: name = "hook_mlp_out"       # position-wise, feeds only the MLP's output
@@ -163,7 +163,7 @@ class SuffixPlan:
         "Batches (group, local, site index, example, start) of the runs whose patch can reach the read position."
         # runs whose final hidden state is the clean one are not computed either: `restored` marks them
         model, sites, site_idx, read_at = self.model, self.sites, self.site_idx, self.read_at
-        if max_rows is None: max_rows = min([1024] + [getattr(b.mixer, "window_rows", 1024) for b in model.blocks])
+        if max_rows is None: max_rows = patch_hints(model.config.mixer).window_rows
         if max_rows < 1 or batch_tokens < 1: raise ValueError(f"max_rows and batch_tokens must be >= 1, got {max_rows} and {batch_tokens}")
         n_blocks, jobs = len(model.blocks), {}
         self.restored = torch.zeros(len(sites), len(read_at), dtype=torch.bool, device=read_at.device)  # (sites, n)
@@ -195,7 +195,7 @@ class SuffixPlan:
         "Whether runs of this group start at the last block with its input changed only at p, and its mixer reads other positions only through recorded keys and values (`sparse_window`): a window of positions p and r."
         n_blocks = len(self.model.blocks)
         first = g + 1 if local else max(g, 0)                              # the first block the window computes
-        return g < n_blocks and first == n_blocks - 1 and getattr(self.model.blocks[-1].mixer, "sparse_window", False)
+        return g < n_blocks and first == n_blocks - 1 and patch_hints(self.model.config.mixer).sparse_window
 
     def expand(self, *tables):
         "Copy each site's results (rows of `tables`, each (sites, n, ...)) to the aliases that reuse them; in place."

@@ -7,19 +7,21 @@ Docs: https://ssm-mech.github.io/ssm_mech/mixers.html.md"""
 # %% ../nbs/02_mixers.ipynb #e555cece
 from __future__ import annotations
 import math
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from einops import einsum, rearrange, repeat
+from einops import einsum, rearrange
 
-from .core import (HookPoint, register_mixer, ShortConv, fft_causal_conv,
+from .core import (HookPoint, register_mixer, get_mixer_spec, ShortConv,
                            implicit_positions, seq_full, causal_mask, seq_rows, seq_linear, out_at, at_out)
 
 # %% auto #0
 __all__ = ['TOEPLITZ_MAX_LEN', 'TOEPLITZ_MIN_ROWS', 'TRAIN_VIEWS', 'MHA', 'MLP', 'fft_size', 'toeplitz', 'conv_path',
            'causal_conv', 'ImplicitLongConv', 'BaseConv', 'taylor_features', 'BasedLinearAttention', 'based', 'Sin',
-           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'with_skip', 'H3']
+           'HyenaFilter', 'Hyena', 'ShiftKernel', 'DiagKernel', 'with_skip', 'H3', 'PatchHints', 'declare_patch_hints',
+           'patch_hints']
 
 # %% ../nbs/02_mixers.ipynb #f072a08a
 def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
@@ -29,10 +31,7 @@ def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
 @register_mixer("attention", doc="multi-head softmax attention (1 head in the paper)")
 class MHA(nn.Module):
     "Causal multi-head softmax attention, as zoology's `MHA`."
-    readout_hooks = ("hook_q", "hook_pattern", "hook_y")  # their value at t reaches only the output at t
     reads_one = True  # with `out_at` (the last block of a patched run), queries and pattern rows at that position only
-    same_run = {"hook_y": "out"}  # a patch at hook_y at t equals one at the mixer's output at t (a position-wise map onto it)
-    sparse_window = True  # other positions reach t only through `seq_full` keys/values and `causal_mask`: a window may skip unchanged ones
     def __init__(self, d_model:int, # model width d
                  n_heads:int=1, # number of heads H; must divide d_model
                  bias:bool=False): # bias of the qkv projection (the output projection always has one)
@@ -397,3 +396,58 @@ class H3(nn.Module):
         o = einsum(rearrange(q, "b l (h i) -> b l h i", i=p), y, "b l h i, b l h i j -> b l j h")  # (b, l, p, H)
         o = self.hook_y(rearrange(o, "b l j h -> b l (j h)"))                 # (b, l, d): channel j*H + h
         return self.output_linear(o)                                            # (b, l, d)
+
+# %% ../nbs/02_mixers.ipynb #8f7b01ff
+@dataclass(frozen=True)
+class PatchHints:
+    "What fast patching may assume of a mixer's hook points (see above); the defaults assume nothing."
+    readout_hooks: tuple = ()                      # hooks whose value at t reaches only the mixer's output at t
+    same_run: dict = field(default_factory=dict)   # {hook: 'out' or another hook}: a position-wise map onto it at the same position
+    window_rows: int = 1024                        # rows per patched forward
+    sparse_window: bool = False                    # other positions reach t only through `seq_full` keys and values
+
+    def __post_init__(self):
+        r, s, w = self.readout_hooks, self.same_run, self.window_rows
+        if isinstance(r, str) or not isinstance(r, (tuple, list)) or not all(isinstance(h, str) and h.startswith("hook_") for h in r):
+            raise ValueError(f"readout_hooks must be a tuple of hook names ('hook_…'), got {r!r}")
+        if not isinstance(s, dict) or not all(isinstance(k, str) and k.startswith("hook_") and isinstance(v, str)
+                                              and (v == "out" or v.startswith("hook_")) for k, v in s.items()):
+            raise ValueError(f"same_run must map hook names ('hook_…') to 'out' or another hook name, got {s!r}")
+        if isinstance(w, bool) or not isinstance(w, int) or w < 1: raise ValueError(f"window_rows must be an integer >= 1, got {w!r}")
+        if not isinstance(self.sparse_window, bool): raise ValueError(f"sparse_window must be True or False, got {self.sparse_window!r}")
+        object.__setattr__(self, "readout_hooks", tuple(r)); object.__setattr__(self, "same_run", dict(s))
+
+_PATCH_HINTS: dict[str, PatchHints] = {}
+
+def declare_patch_hints(name:str, # the mixer's registered name (it may be registered later)
+                        **hints) -> PatchHints: # the fields of `PatchHints`
+    "Declare what fast patching may assume of the mixer registered as `name`."
+    unknown = sorted(hints.keys() - PatchHints.__dataclass_fields__.keys())
+    if unknown: raise ValueError(f"unknown patch hints {unknown}; valid: {list(PatchHints.__dataclass_fields__)}")
+    _PATCH_HINTS[name] = h = PatchHints(**hints)
+    return h
+
+def patch_hints(name:str) -> PatchHints: # a registered mixer name
+    "The hints declared for mixer `name`, or for a mixer registered with the same factory; `PatchHints()` (assume nothing) if none."
+    if name in _PATCH_HINTS: return _PATCH_HINTS[name]
+    try: factory = get_mixer_spec(name).factory
+    except ValueError: return PatchHints()
+    for other, h in _PATCH_HINTS.items():
+        try:
+            if get_mixer_spec(other).factory is factory: return h
+        except ValueError: continue
+    return PatchHints()
+
+# %% ../nbs/02_mixers.ipynb #7b409f8e
+_QYO = {"hook_y": "out"}   # the output projection is a position-wise map of hook_y
+declare_patch_hints("attention", readout_hooks=("hook_q", "hook_pattern", "hook_y"), same_run=_QYO, sparse_window=True)
+declare_patch_hints("mamba", readout_hooks=("hook_C", "hook_ssm_out", "hook_gate", "hook_y"), window_rows=256,
+                    same_run={"hook_y": "out", "hook_conv_out": "hook_ssm_in"})   # SiLU maps the conv output onto the scan's input
+declare_patch_hints("deltanet", readout_hooks=("hook_q", "hook_y"))
+declare_patch_hints("mamba2", readout_hooks=("hook_C", "hook_ssm_out", "hook_gate", "hook_y"))
+declare_patch_hints("gla", readout_hooks=("hook_q", "hook_gate", "hook_y"))
+declare_patch_hints("gated_deltanet", readout_hooks=("hook_q", "hook_gate", "hook_y"), same_run=_QYO)
+declare_patch_hints("retnet", readout_hooks=("hook_q", "hook_gate", "hook_y"), same_run=_QYO, sparse_window=True)
+declare_patch_hints("rwkv7", readout_hooks=("hook_q", "hook_gate", "hook_y"), same_run=_QYO)
+declare_patch_hints("hgrn2", readout_hooks=("hook_q", "hook_y"), same_run=_QYO)
+declare_patch_hints("fox", readout_hooks=("hook_q", "hook_pattern", "hook_y"), same_run=_QYO, sparse_window=True)

@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/model.html.md"""
 
 # %% ../nbs/04_model.ipynb #8193178a
 from __future__ import annotations
-import errno, inspect, json, math, os, re, tempfile
+import errno, inspect, json, math, os, re
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 

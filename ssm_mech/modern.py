@@ -168,8 +168,6 @@ def gated_delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
 @register_mixer("gated_deltanet", doc="Gated DeltaNet: delta rule with a scalar decay gate per head, short convs on q, k, v")
 class GatedDeltaNet(nn.Module):
     "Gated DeltaNet mixer (fla's `GatedDeltaNet`): short convs on q, k, v; L2-normalised q, k; β and decay α per head; gated RMSNorm."
-    readout_hooks = ("hook_q", "hook_gate", "hook_y")  # their value at t reaches only the output at t
-    same_run = {"hook_y": "out"}  # the output projection is a position-wise map of hook_y
     def __init__(self, d_model:int,
                  n_heads:int=1, # H; must divide the key and value widths
                  expand_k:float=0.75, # total key width = expand_k * d_model (the paper's 0.75)
@@ -265,9 +263,6 @@ def retention_recurrent(q, # (b, l, h, dk) queries
 @register_mixer("retnet", doc="RetNet multi-scale retention: fixed decay 1 - 2^(-5-h) per head, rotary q/k, gated RMSNorm")
 class RetNet(nn.Module):
     "Multi-scale retention (fla's `MultiScaleRetention`): rotary q, k; fixed per-head decays; RMSNorm and SiLU output gate."
-    readout_hooks = ("hook_q", "hook_gate", "hook_y")  # their value at t reaches only the output at t
-    same_run = {"hook_y": "out"}  # the output projection is a position-wise map of hook_y
-    sparse_window = True  # other positions reach t only through `seq_full` keys and values: a window may skip unchanged ones
     def __init__(self, d_model:int,
                  n_heads:int=2, # H; head h decays with γ_h = 1 - 2^(-5-h)
                  expand_k:float=1.0, # total key width = expand_k * d_model
@@ -389,8 +384,6 @@ def _lora_rank(d:int, c:float) -> int: return max(32, int(round(c * d ** 0.5 / 3
 @register_mixer("rwkv7", doc="RWKV-7 time mixing: delta rule with a diagonal-plus-low-rank transition, token shift")
 class RWKV7(nn.Module):
     "RWKV-7 time-mixing (official `RWKV_Tmix_x070`, without the value residual): token shift, LoRA decay, DPLR state update."
-    readout_hooks = ("hook_q", "hook_gate", "hook_y")  # their value at t reaches only the output at t
-    same_run = {"hook_y": "out"}  # the output projection is a position-wise map of hook_y
     def __init__(self, d_model:int,
                  n_heads:int=1, # H; must divide d_model
                  layer_idx:int=0, # this layer's index (the initialisation depends on depth)
@@ -521,8 +514,6 @@ def gla_recurrent(q, # (b, l, h, dk) queries (scaled)
 @register_mixer("hgrn2", doc="HGRN2: gated linear RNN with outer-product state; forget gate with a per-layer lower bound, input gate 1 - f")
 class HGRN2(nn.Module):
     "HGRN2 token mixer (fla's `HGRN2Attention`): SiLU output gate q, lower-bounded forget gate f, input gate 1 - f, RMSNorm."
-    readout_hooks = ("hook_q", "hook_y")  # their value at t reaches only the output at t
-    same_run = {"hook_y": "out"}  # the output projection is a position-wise map of hook_y
     def __init__(self, d_model:int,
                  n_heads:int=1, # H; the state expansion is d_model / H
                  layer_idx:int=0, # this layer's index (the lower bound's initial value is layer_idx / n_layers)
@@ -598,10 +589,7 @@ def forgetting_attention(q, # (b, l, h, e) queries
 @register_mixer("fox", doc="Forgetting Transformer: softmax attention with a data-dependent forget gate per head, no positions")
 class FoX(nn.Module):
     "Forgetting attention (FoX, the basic layer): causal softmax attention with the forget-gate bias $c_i - c_j$."
-    readout_hooks = ("hook_q", "hook_pattern", "hook_y")  # their value at t reaches only the output at t
     reads_one = True  # with `out_at` (the last block of a patched run), queries and pattern rows at that position only
-    same_run = {"hook_y": "out"}  # a patch at hook_y at t equals one at the mixer's output at t
-    sparse_window = True  # other positions reach t only through `seq_full` keys, values and gates: a window may skip unchanged ones
     def __init__(self, d_model:int,
                  n_heads:int=1): # H; must divide d_model
         super().__init__()

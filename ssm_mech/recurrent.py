@@ -34,6 +34,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/recurrent.html.md"""
 from __future__ import annotations
 import ctypes, functools, hashlib, math, os, platform, subprocess, tempfile, warnings
 from concurrent.futures import ThreadPoolExecutor
+from importlib.resources import files
 from pathlib import Path
 
 import torch
@@ -152,10 +153,7 @@ def _inv_softplus_dt(n:int, dt_min:float, dt_max:float, dt_init_floor:float):
 @register_mixer("mamba", block="mamba", doc="Mamba-1 selective SSM (d_state 16, expand 2, short conv d_conv)")
 class Mamba(nn.Module):
     "Mamba-1 mixer: short causal conv, selective diagonal SSM, SiLU gate."
-    readout_hooks = ("hook_C", "hook_ssm_out", "hook_gate", "hook_y")  # their value at t reaches only the output at t
     reads_one = True  # with `out_at` (the last block of a patched run): C, the gate and the output projection at that position only
-    window_rows = 256  # rows per suffix-window forward (`SuffixPlan`): the scan's (rows, N, d_in) states then stay in cache
-    same_run = {"hook_y": "out", "hook_conv_out": "hook_ssm_in"}  # a patch at the key at t equals one at the value at t (position-wise maps)
     def __init__(self, d_model:int,
                  d_state:int=16, # N, state size per channel
                  d_conv:int=4, # k, conv width; 0 = no convolution (weights of width 4 kept, unused)
@@ -190,123 +188,7 @@ class Mamba(nn.Module):
             setattr(self, f"hook_{name}", HookPoint())
 
 # %% ../nbs/03_recurrent.ipynb #b6e08853
-_SCAN_C = r"""
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#ifdef SSM_MVEC                                   /* glibc's vectorised exp (libmvec) inside the simd loops */
-float expf(float) __attribute__((simd("notinbranch")));
-double exp(double) __attribute__((simd("notinbranch")));
-#endif
-/* Rows b0..b1-1 of s_t = exp(dt_t A) s_{t-1} + dt_t B_t x_t, y_t = <s_t, C_t>. Row-major layouts:
-   delta, x, y, gdelta, gx: (b, l, d); B, C, gB, gC: (b, l, n); At: (n, d), or (b, n, d) when a_rows;
-   states with d innermost: s0, s_last, g_last, gs0, gAt (b, n, d), hat (b, m, n, d);
-   at (b, m): times whose states go to hat (-1: the zero state). Optional pointers may be NULL.
-   The forward keeps no states for the backward: the backward recomputes one row's states at a time into an
-   (l, n, d) buffer, with their decays exp(dt A) in a second one that the adjoint pass reads back, which costs
-   one more exp per update but saves writing and reading all (b, l, n, d) states through memory. */
-#define SCAN(T, EXP, SFX)                                                                                       \
-void ssm_scan_fwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n, const T* delta, const T* At,    \
-                        int a_rows, const T* B, const T* C, const T* x, const T* s0, T* y, T* s_last,          \
-                        int64_t m, const int64_t* at, T* hat) {                                                   \
-  T* u = malloc(sizeof(T) * d);                                                                                   \
-  for (int64_t r = b0; r < b1; r++) {                                                                             \
-    T* s = s_last + r * n * d; const T* Ar = a_rows ? At + r * n * d : At;                                        \
-    if (s0) memcpy(s, s0 + r * n * d, sizeof(T) * n * d); else memset(s, 0, sizeof(T) * n * d);                  \
-    for (int64_t j = 0; j < m; j++) if (at[r * m + j] < 0) memset(hat + (r * m + j) * n * d, 0, sizeof(T) * n * d); \
-    for (int64_t t = 0; t < l; t++) {                                                                             \
-      int64_t o = (r * l + t) * d;                                                                                \
-      const T *dt = delta + o, *xt = x + o, *Bt = B + (r * l + t) * n, *Ct = C + (r * l + t) * n;                \
-      _Pragma("omp simd")                                                                                         \
-      for (int64_t i = 0; i < d; i++) u[i] = dt[i] * xt[i];                                                       \
-      if (y) memset(y + o, 0, sizeof(T) * d);                                                                     \
-      for (int64_t k = 0; k < n; k++) {                                                                           \
-        T* sk = s + k * d; const T* Ak = Ar + k * d; T bk = Bt[k], ck = Ct[k];                                    \
-        _Pragma("omp simd")                                                                                       \
-        for (int64_t i = 0; i < d; i++) sk[i] = EXP(dt[i] * Ak[i]) * sk[i] + u[i] * bk;                           \
-        if (y) {                                                                                                  \
-          T* yt = y + o;                                                                                          \
-          _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) yt[i] += ck * sk[i];                                                    \
-        }                                                                                                         \
-      }                                                                                                           \
-      for (int64_t j = 0; j < m; j++) if (at[r * m + j] == t) memcpy(hat + (r * m + j) * n * d, s, sizeof(T) * n * d); \
-    }                                                                                                             \
-  }                                                                                                               \
-  free(u);                                                                                                        \
-}                                                                                                                 \
-void ssm_scan_bwd_##SFX(int64_t b0, int64_t b1, int64_t l, int64_t d, int64_t n, const T* delta, const T* At,    \
-                        int a_rows, const T* B, const T* C, const T* x, const T* s0, const T* gy,                \
-                        const T* g_last, T* gdelta, T* gAt, T* gB, T* gC, T* gx, T* gs0) {                        \
-  T* g = malloc(sizeof(T) * (n * d + 4 * d + 2 * l * n * d));  /* g: dL/ds_{t}, carried backwards as exp(dt A) dL/ds_t */ \
-  T *u = g + n * d, *gu = u + d, *gz = gu + d, *gk = gz + d, *hs = gk + d, *ea = hs + l * n * d;  /* hs, ea: this row's states and decays (l, n, d) */  \
-  for (int64_t r = b0; r < b1; r++) {                                                                             \
-    const T* Ar = a_rows ? At + r * n * d : At; T* gAr = gAt ? gAt + r * n * d : NULL;                            \
-    for (int64_t t = 0; t < l; t++) {                              /* the row's states, recomputed */             \
-      int64_t o = (r * l + t) * d;                                                                                \
-      const T *dt = delta + o, *xt = x + o, *Bt = B + (r * l + t) * n;                                            \
-      const T* sp = t > 0 ? hs + (t - 1) * n * d : (s0 ? s0 + r * n * d : NULL);                                 \
-      _Pragma("omp simd")                                                                                         \
-      for (int64_t i = 0; i < d; i++) u[i] = dt[i] * xt[i];                                                       \
-      for (int64_t k = 0; k < n; k++) {                                                                           \
-        T* sk = hs + (t * n + k) * d; const T* Ak = Ar + k * d; T bk = Bt[k];                                     \
-        if (sp) {                                                                                                 \
-          const T* pk = sp + k * d;                                                                               \
-          _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) { T a = EXP(dt[i] * Ak[i]); ea[(t * n + k) * d + i] = a; sk[i] = a * pk[i] + u[i] * bk; } \
-        } else {                                                                                                  \
-          _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) { ea[(t * n + k) * d + i] = EXP(dt[i] * Ak[i]); sk[i] = u[i] * bk; }     \
-        }                                                                                                         \
-      }                                                                                                           \
-    }                                                                                                             \
-    if (g_last) memcpy(g, g_last + r * n * d, sizeof(T) * n * d); else memset(g, 0, sizeof(T) * n * d);          \
-    if (gAr) memset(gAr, 0, sizeof(T) * n * d);                                                                   \
-    for (int64_t t = l - 1; t >= 0; t--) {                                                                        \
-      int64_t o = (r * l + t) * d;                                                                                \
-      const T *dt = delta + o, *xt = x + o, *gyt = gy + o, *Bt = B + (r * l + t) * n, *Ct = C + (r * l + t) * n; \
-      const T* st = hs + t * n * d;                                                                               \
-      const T* sp = t > 0 ? hs + (t - 1) * n * d : (s0 ? s0 + r * n * d : NULL);                                 \
-      _Pragma("omp simd")                                                                                         \
-      for (int64_t i = 0; i < d; i++) { u[i] = dt[i] * xt[i]; gu[i] = 0; gz[i] = 0; }                             \
-      for (int64_t k = 0; k < n; k++) {                                                                           \
-        T *gkk = g + k * d, bk = Bt[k], ck = Ct[k], sc = 0, sb = 0; const T *Ak = Ar + k * d, *sk = st + k * d; \
-        _Pragma("omp simd reduction(+:sc,sb)")                                                                    \
-        for (int64_t i = 0; i < d; i++) {                                                                         \
-          T q = gyt[i] * ck + gkk[i];                                                                             \
-          sc += sk[i] * gyt[i]; sb += q * u[i]; gu[i] += q * bk; gk[i] = q;                                       \
-        }                                                                                                         \
-        gC[(r * l + t) * n + k] = sc; gB[(r * l + t) * n + k] = sb;                                               \
-        if (!sp) {                                /* s_{-1} = 0: the decay has no gradient */                    \
-          _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) gkk[i] = ea[(t * n + k) * d + i] * gk[i];                                    \
-        } else if (gAr) {                                                                                         \
-          const T* pk = sp + k * d; T* gAk = gAr + k * d;                                                         \
-          _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) {                                                                       \
-            T a = ea[(t * n + k) * d + i], z = gk[i] * pk[i] * a;                                                      \
-            gz[i] += z * Ak[i]; gAk[i] += z * dt[i]; gkk[i] = a * gk[i];                                          \
-          }                                                                                                       \
-        } else {                                                                                                  \
-          const T* pk = sp + k * d;                                                                               \
-          _Pragma("omp simd")                                                                                     \
-          for (int64_t i = 0; i < d; i++) {                                                                       \
-            T a = ea[(t * n + k) * d + i], z = gk[i] * pk[i] * a;                                                      \
-            gz[i] += z * Ak[i]; gkk[i] = a * gk[i];                                                               \
-          }                                                                                                       \
-        }                                                                                                         \
-      }                                                                                                           \
-      _Pragma("omp simd")                                                                                         \
-      for (int64_t i = 0; i < d; i++) { gdelta[o + i] = gz[i] + gu[i] * xt[i]; gx[o + i] = gu[i] * dt[i]; }      \
-    }                                                                                                             \
-    if (gs0) memcpy(gs0 + r * n * d, g, sizeof(T) * n * d);                                                       \
-  }                                                                                                               \
-  free(g);                                                                                                        \
-}
-SCAN(float, expf, f32)
-SCAN(double, exp, f64)
-"""
+_SCAN_C = (files("ssm_mech") / "data" / "selective_scan.c").read_text()  # the kernel's C source, shipped as package data
 _SCAN_FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp-simd", "-shared", "-fPIC")
 _cpu_scan = {"on": os.environ.get("SSM_MECH_CPU_SCAN", "1") != "0", "lib": None, "why": None}
 
@@ -467,7 +349,7 @@ class SelectiveScan(torch.autograd.Function):
         for t in reversed(range(l)):
             a_t = torch.mul(dl[t, :, None, :], A2, out=dA[t % 2]).exp2_()  # (b, n, d_in): recomputed e^{Δ_t A}
             g_t = torch.mul(gyt[t, :, None, :], Ct[t, :, :, None], out=gs[t % 2])  # (b, n, d_in): through y_t
-            g = g_t.add_(g) if t == l - 1 else g_t.addcmul_(a_next, g)  # + through s_{t+1}
+            g = g_t.add_(g) if t == l - 1 else g_t.addcmul_(a_next, g)  # noqa: F821 (a_next: set at step t+1)  + through s_{t+1}
             a_next = a_t
             torch.sum(torch.mul(hs[t], gyt[t, :, None, :], out=tmp), -1, out=gC[t])  # (b, n)
             torch.sum(torch.mul(g, u[t, :, None, :], out=tmp), -1, out=gB[t])  # (b, n)
@@ -701,7 +583,6 @@ def delta_rule_chunkwise(q, # (b, l, h, dk) L2-normalised, scaled queries
 @register_mixer("deltanet", doc="DeltaNet: delta-rule linear attention with short convs on q, k, v")
 class DeltaNet(nn.Module):
     "DeltaNet mixer (fla's `DeltaNet` with short convolutions, L2-normalised q and k, β gating)."
-    readout_hooks = ("hook_q", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  n_heads:int=1, # H; must divide d_model
                  conv_size:int=4, # width of the short convolutions on q, k, v
@@ -785,7 +666,7 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
                 chunk_size:int=64, # the most tokens per chunk: l splits into ceil(l / chunk_size) equal chunks of Q
                 states_at=None): # (b, m) times whose states are also returned (-1: zeros)
     "Mamba-2's scan $s_t=e^{\\Delta_t A}s_{t-1}+\\Delta_t x_t B_t^\\top$, $y_t=s_tC_t$: (y (b, l, h, p), final state)."
-    b, l, h, p = x.shape; n = B.shape[-1]
+    b, l, h, p = x.shape; n = B.shape[-1]  # noqa: F841 (n: the state size, named for the shapes below)
     nc = math.ceil(l / chunk_size); Q = math.ceil(l / nc); pad = nc * Q - l  # nc chunks of Q <= chunk_size: pad < nc
     X = x * delta[..., None]                                      # (b, l, h, p): Δ x
     a = delta * A                                                 # (b, l, h): log-decay <= 0
@@ -830,7 +711,6 @@ def ssd_chunked(x, # (b, l, h, p) inputs per head
 @register_mixer("mamba2", block="mamba", doc="Mamba-2 (SSD): scalar decay per head, d_state 128, headdim 64")
 class Mamba2(nn.Module):
     "Mamba-2 mixer: short conv on [x, B, C], SSD scan with a scalar decay per head, gated RMSNorm."
-    readout_hooks = ("hook_C", "hook_ssm_out", "hook_gate", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  d_state:int=128, # N
                  d_conv:int=4, # k, conv width (>= 1)
@@ -934,7 +814,6 @@ class GLAScan(torch.autograd.Function):
 @register_mixer("gla", doc="gated linear attention (fla defaults: 4 heads, expand_k 0.5, no short conv)")
 class GLA(nn.Module):
     "Gated linear attention mixer: per-key-dimension data-dependent decay, RMSNorm and SiLU output gate."
-    readout_hooks = ("hook_q", "hook_gate", "hook_y")  # their value at t reaches only the output at t
     def __init__(self, d_model:int,
                  n_heads:int=4, # H
                  expand_k:float=0.5, # total key width = expand_k * d_model

@@ -6,10 +6,9 @@ Docs: https://ssm-mech.github.io/ssm_mech/report_card.html.md"""
 
 # %% ../nbs/08b_report_card.ipynb #f813a282
 from __future__ import annotations
-import base64, contextlib, copy, ctypes, html, inspect, io, json, math, os, platform, shutil, signal, tempfile, threading, time, warnings
-from dataclasses import dataclass, field, replace
+import base64, contextlib, copy, ctypes, html, io, json, math, os, shutil, signal, tempfile, threading, time, warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -17,22 +16,23 @@ import torch
 import torch.nn as nn
 import matplotlib.pyplot as plt
 
-from .core import (HookPoint, hook_points, register_mixer, get_mixer_spec, make_mixer, mixer_names,
-                   MixerImportError, BUILTIN_MIXER_MODULES, _MIXERS, trust_mixer, _clip, _cut)
+from .core import (hook_points, register_mixer, get_mixer_spec, make_mixer, mixer_names, BUILTIN_MIXER_MODULES, _MIXERS, trust_mixer, _clip, _cut)
 from .model import ModelConfig, n_params
-from .tasks import task_preset, build_datasets, token_classes, query_view, answer_pairs, MQARConfig
+from .tasks import task_preset, build_datasets, MQARConfig
 from .runs import ConfigError, ExperimentConfig, TrainConfig, apply_overrides, check_name
 from .train import train, experiment_preset, sigterm_as_interrupt
-from .interventions import (Site, patch_sweep, resid_sites, verdict_sites, verdict_from_summary, min_accuracy_for,
-                                    CONV_POSITIONS, VERDICT_POSITIONS)
+from .interventions import (Site, resid_sites, min_accuracy_for, MIN_GAIN, MIN_EFFECT, HIGH, MARGIN, LEVEL,
+                                    CONV_POSITIONS, VERDICT_POSITIONS, conv_hooks, dissect)
 from .sweep import PAPER_LRS
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 
 # %% auto #0
-__all__ = ['TASKS', 'TASK_LABELS', 'SCALES', 'ReportCardError', 'ContractError', 'TimeLimitExceeded', 'time_limit', 'Check',
-           'resolve_mixer', 'check_contract', 'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table',
-           'scale_experiments', 'conv_hooks', 'dissect_model', 'find_results_dir', 'zoo_models', 'render_markdown',
-           'render_html', 'write_report_folder', 'ReportCard', 'report_card']
+__all__ = ['TASKS', 'TASK_LABELS', 'SCALES', 'SCALE_NOTES', 'NEXT_SCALE', 'ZOO_COLUMNS', 'SMALL_D_MODEL', 'ReportCardError',
+           'ContractError', 'TimeLimitExceeded', 'time_limit', 'Check', 'resolve_mixer', 'check_contract',
+           'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table', 'next_step', 'scale_experiments',
+           'dissect_model', 'zoo_dir', 'find_results_dir', 'zoo_models', 'zoo_label', 'derive_zoo', 'write_zoo',
+           'render_markdown', 'render_html', 'clean_stale', 'write_report_folder', 'ReportCard', 'default_threads',
+           'math_threads', 'report_card']
 
 # %% ../nbs/08b_report_card.ipynb #f3325fb6
 class ReportCardError(ValueError):
@@ -299,6 +299,30 @@ SCALES = {   # time_limit: seconds for training and dissecting one mixer at this
     "paper": dict(lrs=tuple(PAPER_LRS), dissect_n=1024, zoo={}, time_limit=None),
 }
 
+SCALE_NOTES = {   # the report's "what this shows and what it cannot" box, per scale
+    "ci": ("A smoke test of the mixer contract and of the pipeline, not a verdict. It shows that the mixer builds, is causal, "
+           "trains, and can be patched and dissected at every site. It cannot say how the mixer solves recall or how it ranks "
+           "against the zoo: 400 steps at d = 32 are too few for most mixers, attention included, to learn AR, and its "
+           "intervals cover only the 256 examples of one model of one seed."),
+    "cpu": ("The chapters' CPU-sized protocol (d = 64, 5,000 steps, two learning rates, one seed), the same as the stored zoo "
+            "results it is compared with: accuracy and mechanism side by side with the zoo's. It cannot show what the paper's "
+            "data and budget give (vocabularies of 8,192, 16 to 32 epochs, five learning rates), nor how much a verdict varies "
+            "over seeds: one seed, and intervals over test examples only."),
+    "paper": ("The paper's data and protocol (its five learning rates, one seed): accuracy comparable with the paper's reported "
+              "numbers. No zoo is stored at this scale, so the zoo columns are empty; a mechanism from one seed is one model's, "
+              "not the architecture's: repeat with other seeds (train.seed=…) before claiming it."),
+}
+NEXT_SCALE = {"ci": "cpu", "cpu": "paper", "paper": None}
+_NEXT_COST = {"cpu": "hours on a CPU", "paper": "a GPU; days on a CPU"}
+
+def next_step(mixer_arg:str, # how the mixer is named on the command line ('module:Class' or a registered name)
+              scale:str,     # the scale just run
+              ) -> str:
+    "The report's \"next\" line: the command for the next scale, or what to do after the last."
+    nxt = NEXT_SCALE[scale]
+    if nxt is None: return "Next: repeat with other seeds (`train.seed=1`, `train.seed=2`) before claiming a mechanism."
+    return f"Next: `ssm-mech report-card {mixer_arg} --scale {nxt}` ({_NEXT_COST[nxt]})."
+
 def scale_experiments(scale:str) -> dict:
     "{task: ExperimentConfig} of `scale` (the mixer and learning rate are filled in per run)."
     if scale not in SCALES: raise ReportCardError(f"unknown scale {scale!r}; valid scales: {', '.join(SCALES)}")
@@ -306,40 +330,30 @@ def scale_experiments(scale:str) -> dict:
     return _preset_experiments("-cpu" if scale == "cpu" else "", 64)
 
 # %% ../nbs/08b_report_card.ipynb #fc3b6b33
-def conv_hooks(model) -> list[str]:
-    "Hook points of the first layer's mixer whose name mentions a convolution."
-    return [h for h in model.hook_names() if h.startswith("blocks.0.mixer.") and "conv" in h.rsplit(".", 1)[-1]]
-
-@torch.no_grad()
-def _accuracy_at(model, tokens, positions) -> float:
-    rows = torch.arange(len(tokens))
-    logits = model.logits(model.hidden(tokens)[rows, positions["query"]])
-    return (logits.argmax(-1) == tokens[rows, positions["answer"]]).float().mean().item()
-
 def dissect_model(model, ds, n:int=256, seed:int=0, query:int|None=None) -> dict:
-    "Patching table, verdict, intervals and convolution binding of `model` on `n` examples of `ds` (`query`: which MQAR query)."
+    """Patching table, verdict, intervals and convolution binding of `model` on `n` examples of `ds` (`query`: which MQAR query).
+
+    `dissect` (the one dissection every stored verdict comes from) on the report's sites: every layer's input at the
+    named positions and the first layer's convolution hooks at `CONV_POSITIONS`, the sites the stored zoo was dissected
+    on; returned as the dict the report's rows read, with the `Dissection` itself under `dissection`."""
     model = model.eval().cpu()
-    pos = ds.positions if query is None else query_view(ds.positions, query)
-    tokens, positions = ds.tokens[:n], {k: v[:n] for k, v in pos.items()}
-    sites = resid_sites(model)
-    conv = conv_hooks(model)
-    sites += [Site(h, p) for h in conv for p in CONV_POSITIONS]
-    sites += [s for s in verdict_sites(model) if s not in sites]
-    res = patch_sweep(model, tokens, positions, sites, corruptions=("key", "value"), classes=token_classes(ds.config), seed=seed)
-    acc = _accuracy_at(model, ds.tokens, pos)
-    gate, _ = min_accuracy_for(ds)                                   # 0.5 on AR and MQAR; on ATR its no-retrieval baseline + MIN_GAIN
-    v = verdict_from_summary(res.summary, acc, len(model.blocks), examples=res.examples, seed=seed,
-                             accuracy_n=len(ds), min_accuracy=gate)
-    layer = max(v.layer or 1, 1)
-    ci = {p: v.interval[p] for p in VERDICT_POSITIONS if p in v.interval} if v.interval else {}
-    s = res.summary[res.summary.corruption == "key"]
-    binding = {h: {str(r.position): float(r.association) for r in s[s.hook == h].itertuples()} for h in conv}
-    return dict(mechanism=v.mechanism, reason=v.reason, accuracy=acc, o_minus_c=v.o_minus_c, layer=layer,
-                association=v.association, interval=ci, conv=binding, summary=res.summary, n=len(tokens), query=query)
+    sites = resid_sites(model) + [Site(h, p) for h in conv_hooks(model) for p in CONV_POSITIONS]
+    d = dissect(model, ds, n=n, seed=seed, split=None, query=query, sites=sites, progress=False)
+    ci = {p: d.interval[p] for p in VERDICT_POSITIONS if p in d.interval} if d.interval else {}
+    return dict(mechanism=d.mechanism, reason=d.reason, accuracy=d.accuracy, o_minus_c=d.o_minus_c, layer=max(d.layer or 1, 1),
+                association=d.association, interval=ci, conv=d.conv_binding, summary=d.summary, n=d.n, query=query, dissection=d)
 
 # %% ../nbs/08b_report_card.ipynb #5f233b00
+ZOO_COLUMNS = ["model.mixer", "model.d_model", "train.lr", "test_acc", "mech.mechanism", "mech.association.value",
+               "mech.association.key", "mech.association.query", "mech.o_minus_c"]   # what the report reads of a zoo model
+
+def zoo_dir() -> Path:
+    "The zoo shipped with the package: `ssm_mech/data/zoo/` (one CSV per scale and `sources.json`)."
+    import ssm_mech
+    return Path(ssm_mech.__file__).resolve().parent / "data" / "zoo"
+
 def find_results_dir(results_dir=None) -> Path | None:
-    "`results_dir` (`ReportCardError` if it is not a folder), else `results/` in the working directory, its parent, or the checkout this package sits in."
+    "`results_dir` (`ReportCardError` if it is not a folder), else `results/` in the working directory, its parent, or the checkout this package sits in (None: none)."
     import ssm_mech
     if results_dir is not None and not Path(results_dir).is_dir():
         raise ReportCardError(f"results folder {results_dir} (--results) is not a folder")
@@ -347,12 +361,11 @@ def find_results_dir(results_dir=None) -> Path | None:
     cands = [Path(results_dir)] if results_dir else [Path.cwd() / "results", Path.cwd().parent / "results", here / "results"]
     return next((p for p in cands if p.is_dir()), None)
 
-def zoo_models(scale:str, task:str, d_model:int, results_dir=None) -> tuple[pd.DataFrame, list[str]]:
-    "One row per zoo mixer (best learning rate) at `scale` for `task`, and the folders read; `ReportCardError` naming a file it cannot use."
-    root, frames, used = find_results_dir(results_dir), [], []
+def _zoo_from_folder(scale:str, task:str, d_model:int, root:Path) -> tuple[pd.DataFrame, list[str]]:
+    frames, used = [], []
     for folder in SCALES[scale]["zoo"].get(task, ()):
-        f = root / folder / "results.csv" if root else None
-        if f is None or not f.exists(): continue
+        f = root / folder / "results.csv"
+        if not f.exists(): continue
         try:
             df = pd.read_csv(f)
             df = df[(df["task.task"] == task) & (df["model.d_model"] == d_model) & (df["model.n_layers"] == 2)]
@@ -363,6 +376,57 @@ def zoo_models(scale:str, task:str, d_model:int, results_dir=None) -> tuple[pd.D
     except Exception as e: raise ReportCardError(_unusable(", ".join(used), e)) from None
     order = {m: i for i, m in enumerate(MIXER_ORDER)}
     return t.sort_values("model.mixer", key=lambda s: s.map(lambda m: order.get(m, 99))).reset_index(drop=True), used
+
+def _shipped_zoo(scale:str, task:str, d_model:int) -> tuple[pd.DataFrame, list[str]]:
+    f = zoo_dir() / f"{scale}.csv"
+    if not f.exists(): return pd.DataFrame(), []
+    z = pd.read_csv(f)
+    z = z[(z["task"] == task) & (z["model.d_model"] == d_model)].drop(columns="task").reset_index(drop=True)
+    sources = json.loads((zoo_dir() / "sources.json").read_text()).get(scale, {}).get(task, [])
+    return z, (sources if len(z) else [])
+
+def zoo_models(scale:str, task:str, d_model:int,
+               results_dir=None, # a folder of stored results (`results/` of a checkout); None: the zoo shipped with the package
+               ) -> tuple[pd.DataFrame, list[str]]:
+    "One row per zoo mixer (best learning rate) at `scale` for `task`, and the result folders it comes from; `ReportCardError` naming a file it cannot use."
+    if results_dir is None: return _shipped_zoo(scale, task, d_model)
+    return _zoo_from_folder(scale, task, d_model, find_results_dir(results_dir))
+
+def zoo_label(scale:str, results_dir=None) -> str:
+    "Which zoo a report compares with: the shipped one, or the folder given (and the scale)."
+    if SCALES[scale]["zoo"] == {}: return f"no zoo: none is stored at scale `{scale}`"
+    if results_dir is None: return f"the zoo shipped with ssm_mech {_version()} (`ssm_mech/data/zoo/`), scale `{scale}`"
+    return f"the stored results in `{results_dir}` (--results), scale `{scale}`"
+
+def _version() -> str:
+    import ssm_mech
+    return getattr(ssm_mech, "__version__", "?")
+
+def derive_zoo(results_dir) -> dict[str, str]:
+    "The shipped zoo's files ({name: text}) derived from the stored results in `results_dir`: per scale, the columns `ZOO_COLUMNS` of the rows `zoo_models` selects."
+    root = find_results_dir(results_dir)
+    if root is None: raise ReportCardError("no results/ folder found to derive the zoo from; pass the checkout's results/")
+    files, sources = {}, {}
+    for scale, sc in SCALES.items():
+        if not sc["zoo"]: continue
+        d = scale_experiments(scale)["ar"].model.d_model
+        frames = []
+        for t in TASKS:
+            z, used = _zoo_from_folder(scale, t, d, root)
+            sources.setdefault(scale, {})[t] = used
+            if len(z): frames.append(z.reindex(columns=ZOO_COLUMNS).astype({"model.d_model": int}).assign(task=t))
+        if frames: files[f"{scale}.csv"] = pd.concat(frames, ignore_index=True)[["task", *ZOO_COLUMNS]].to_csv(index=False)
+    files["sources.json"] = json.dumps(sources, indent=1) + "\n"
+    return files
+
+def write_zoo(results_dir, dest=None) -> Path:
+    "Write `derive_zoo(results_dir)` into `dest` (default: the package's `zoo_dir()`), replacing what was there; returns `dest`."
+    files, dest = derive_zoo(results_dir), Path(dest or zoo_dir())
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in dest.iterdir():
+        if p.is_file() and p.name not in files: p.unlink()
+    for name, text in files.items(): (dest / name).write_text(text)
+    return dest
 
 def _unusable(what, e) -> str:
     return (f"stored zoo results {what} cannot be used ({type(e).__name__}: {_cut(' '.join(str(e).split()), 200)}); it must be a "
@@ -411,13 +475,40 @@ def render_html(blocks:list, title:str) -> str:
     return "\n".join(out + ["</body></html>"])
 
 # %% ../nbs/08b_report_card.ipynb #72a0ce72
+def _umask() -> int:
+    m = os.umask(0o022); os.umask(m)
+    return m
+
+def _hidden(out:Path, kind:str) -> Path:
+    "A new hidden folder `.<out>.<kind>-<pid>-<random>` beside `out`, with the permissions of a folder you create (your umask)."
+    p = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.{kind}-{os.getpid()}-"))
+    p.chmod(0o777 & ~_umask())
+    return p
+
+def _alive(pid:int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except (PermissionError, OverflowError, ValueError): return True   # another user's process (or an odd number): keep its folder
+    return True
+
+def clean_stale(out) -> list[Path]:
+    "Remove the hidden folders of report cards into `out` whose process no longer runs (killed with kill -9); returns what it removed."
+    out, gone = Path(out), []
+    if not out.parent.is_dir(): return gone
+    for p in out.parent.glob(f".{out.name}.*-*"):
+        kind, _, rest = p.name[len(out.name) + 2:].partition("-")
+        pid = rest.split("-", 1)[0]
+        if kind not in ("runs", "tmp", "old") or not pid.isdigit() or not p.is_dir() or p.is_symlink() or _alive(int(pid)): continue
+        shutil.rmtree(p, ignore_errors=True); gone.append(p)
+    return gone
+
 def write_report_folder(out, files:dict[str, bytes | str]):
     "Write `files` ({relative name: content}) as the folder `out`, atomically (temporary folder, then rename)."
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not (out / "report.json").exists():
         raise FileExistsError(f"{out} exists and is not a report card folder; choose another --out")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    tmp = _hidden(out, "tmp")
     try:
         for name, content in files.items():
             p = tmp / name; p.parent.mkdir(parents=True, exist_ok=True)
@@ -446,11 +537,34 @@ class ReportCard:
     def _repr_html_(self): return self.html[self.html.find("<body>") + 6:self.html.rfind("</body>")] if self.html else repr(self)
     def __repr__(self): return f"ReportCard({self.name!r}, scale={self.scale!r}, path={str(self.path)!r}, {self.seconds:.0f} s)"
 
+# %% ../nbs/08b_report_card.ipynb #1b7e0a02
+SMALL_D_MODEL = 128   # models up to this width train on one math thread by default (benchmarks/threads.py)
+
+def default_threads(d_model:int|None=None, # the model's width (None: small)
+                    env=None,              # the environment (default: os.environ)
+                    ) -> int | None:
+    "The thread policy: 1 for a small model, None (torch's default) for a wider one or when `OMP_NUM_THREADS` or `MKL_NUM_THREADS` is set."
+    env = os.environ if env is None else env
+    if env.get("OMP_NUM_THREADS") or env.get("MKL_NUM_THREADS"): return None   # torch reads both
+    return 1 if d_model is None or d_model <= SMALL_D_MODEL else None
+
+@contextlib.contextmanager
+def math_threads(threads:int|None=None, # threads for torch's math; None: `default_threads(d_model)`
+                 d_model:int|None=None):
+    "Run the block on `threads` math threads (torch.set_num_threads), then restore the count."
+    if threads is None: threads = default_threads(d_model)
+    if threads is not None and not (isinstance(threads, int) and not isinstance(threads, bool) and 1 <= threads <= 1024):
+        raise ReportCardError(f"threads must be a whole number in [1, 1024] or None (the default policy), got {_clip(threads)}")
+    old = torch.get_num_threads()
+    if threads: torch.set_num_threads(threads)
+    try: yield
+    finally: torch.set_num_threads(old)
+
 # %% ../nbs/08b_report_card.ipynb #c89ae889
 def _fmt(v, nd=2):
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{nd}f}"
 
-def _has_effect(m, min_effect:float=0.1) -> bool:
+def _has_effect(m, min_effect:float=MIN_EFFECT) -> bool:
     "Whether a dissection's association means anything: measured, and the corruption moves the answer (O - C > `min_effect`)."
     v, e = m["assoc_value"], m["o_minus_c"]
     return v is not None and not pd.isna(v) and e is not None and not pd.isna(e) and float(e) > min_effect
@@ -499,12 +613,34 @@ def _scatter_figure(mech, zoo, name):
         if table.empty: ax.set_axis_off(); ax.set_title(f"{TASK_LABELS[t]}: no dissected model", fontsize=9); continue
         with warnings.catch_warnings():                           # no model above the effect threshold: an empty legend
             warnings.simplefilter("ignore", UserWarning)
-            plot_association_scatter(table, ax=ax, min_effect=0.1, title=f"{TASK_LABELS[t]} (key corrupted)")
-        sel = table[(table["model.mixer"] == name) & (table["mech.o_minus_c"].astype(float) > 0.1)]
+            plot_association_scatter(table, ax=ax, min_effect=MIN_EFFECT, title=f"{TASK_LABELS[t]} (key corrupted)")
+        sel = table[(table["model.mixer"] == name) & (table["mech.o_minus_c"].astype(float) > MIN_EFFECT)]
         if len(sel): ax.scatter(sel["mech.association.value"].astype(float), sel["mech.association.query"].astype(float),
                                 s=110, facecolor="none", edgecolor="black", lw=1.5, zorder=3)
     fig.tight_layout()
+    for ax in np.atleast_1d(axes): _clear_region_labels(ax)             # after the layout: the markers' final places
     return fig
+
+def _clear_region_labels(ax, pad:float=9.0):
+    "Move the scatter's two region labels to the spot of their region farthest from every marker (`pad`: marker radius, pixels)."
+    labels = [t for t in ax.texts if t.get_gid() == "region"]
+    pts = [c.get_offset_transform().transform(c.get_offsets()) for c in ax.collections if len(c.get_offsets())]
+    if not labels or not pts: return
+    P = np.concatenate(pts)                                              # (markers, 2) in pixels
+    r = ax.figure.canvas.get_renderer(); to_axes = ax.transAxes.inverted()
+    grid = [(x, y) for x in np.linspace(0.08, 0.92, 15) for y in np.linspace(0.06, 0.94, 15)]
+    for k, t in enumerate(labels):                                        # the first label's region is x > y, the second's y > x
+        best, score = None, -np.inf
+        for x, y in grid:
+            t.set_position((x, y)); bb = t.get_window_extent(r)
+            (x0, y0), (x1, y1) = to_axes.transform([[bb.x0, bb.y0], [bb.x1, bb.y1]])
+            if min(x0, y0) < 0.03 or max(x1, y1) > 0.97: continue        # inside the axes, off its frame
+            if (k == 0 and x0 - y1 < 0.02) or (k == 1 and y0 - x1 < 0.02): continue   # wholly in its region
+            dx = np.maximum(np.maximum(bb.x0 - P[:, 0], P[:, 0] - bb.x1), 0)
+            dy = np.maximum(np.maximum(bb.y0 - P[:, 1], P[:, 1] - bb.y1), 0)
+            s = np.hypot(dx, dy).min() - pad                              # clearance of the nearest marker's edge
+            if s > score: best, score = (x, y), s
+        if best is not None: t.set_position(best)
 
 # %% ../nbs/08b_report_card.ipynb #b8a439d5
 def report_card(mixer,                          # a mixer class or factory, a registered name, or 'module:Class'
@@ -520,10 +656,19 @@ def report_card(mixer,                          # a mixer class or factory, a re
                 results_dir=None,               # stored zoo results (default: ./results or the checkout's)
                 progress:bool=False, seed:int=0,
                 check_seconds:float|None=60,    # time limit of each contract check (None: none)
-                train_seconds:float|None=-1,    # time limit of training and dissecting the mixer (-1: the scale's; None: none)
+                train_seconds:float|None=-1,    # time limit of training and dissecting the mixer (-1: the scale's; None: none);
+                                                # it interrupts Python code, not one long call into torch's C++ (waited out)
+                threads:int|None=None,          # math threads (None: `default_threads`, one for these small models)
                 ) -> ReportCard:
     "Check `mixer` against the contract, train and dissect it on AR, ATR and MQAR, and write its report folder."
+    with math_threads(threads, d_model=64):
+        return _report_card(mixer, scale, out, name, mixer_kwargs, pos_emb, overrides, lrs, dissect_n, runs_dir, results_dir,
+                            progress, seed, check_seconds, train_seconds)
+
+def _report_card(mixer, scale, out, name, mixer_kwargs, pos_emb, overrides, lrs, dissect_n, runs_dir, results_dir,
+                 progress, seed, check_seconds, train_seconds) -> ReportCard:
     t0 = time.time()
+    mixer_arg = mixer if isinstance(mixer, str) else None
     name = resolve_mixer(mixer, name)
     exps = scale_experiments(scale)
     sc = SCALES[scale]; lrs = tuple(lrs or sc["lrs"]); dissect_n = dissect_n or sc["dissect_n"]
@@ -544,7 +689,8 @@ def report_card(mixer,                          # a mixer class or factory, a re
     slug = name.replace(':', '_').replace('.', '_').replace('/', '_')   # one folder per mixer: a second mixer never replaces the first's runs
     made = [p for p in [out.parent, *out.parent.parents] if not p.exists()]   # removed again, if left empty
     if not runs_dir: out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(runs_dir) / slug if runs_dir else Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.runs-"))  # beside the report
+    clean_stale(out)                                              # hidden folders of report cards killed with kill -9
+    work = Path(runs_dir) / slug if runs_dir else _hidden(out, "runs")   # beside the report
     try:
         rows, mech = [], []
         with sigterm_as_interrupt(), time_limit(train_seconds, f"training and dissecting mixer {name!r}"):   # SIGTERM: cleaned up too
@@ -552,6 +698,7 @@ def report_card(mixer,                          # a mixer class or factory, a re
                 task_rows = _train_task(name, t, exps[t], lrs, overrides, work, progress)
                 best = max(task_rows, key=lambda r: (r["test_acc"], -r["lr"]))
                 ds = build_datasets(best["config"].task)["test"]
+                gate, floor = min_accuracy_for(ds)                    # the accuracy gate the verdicts applied
                 queries = [None] if t != "mqar" else list(range(best["config"].task.n_queries))
                 for r in task_rows:                                   # every model; every query of the chosen one
                     r["chosen"] = r is best
@@ -564,7 +711,7 @@ def report_card(mixer,                          # a mixer class or factory, a re
                                              reason=dm["reason"], o_minus_c=dm["o_minus_c"], layer=dm["layer"],
                                              assoc_value=a.get("value"), assoc_key=a.get("key"), assoc_query=a.get("query"),
                                              ci_value=ci.get("value"), ci_key=ci.get("key"), ci_query=ci.get("query"),
-                                             conv=dm["conv"], summary=dm["summary"]))
+                                             gate=gate, floor=floor, conv=dm["conv"], summary=dm["summary"]))
                 rows += task_rows
     except TimeLimitExceeded as e:
         checks.append(Check("training time", False, f"{e} (the limit: train_seconds, --train-timeout)", fatal=True))
@@ -576,13 +723,16 @@ def report_card(mixer,                          # a mixer class or factory, a re
             except OSError: break
     runs = pd.DataFrame([{k: v for k, v in r.items() if k not in ("model", "config")} for r in rows])
     mechs = pd.DataFrame(mech)
+    spec = get_mixer_spec(name)
+    mixer_arg = mixer_arg or f"{getattr(spec.factory, '__module__', '?')}:{getattr(spec.factory, '__qualname__', name)}"
+    zoo_txt = zoo_label(scale, results_dir)
     blocks, pngs = _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sources, mixer_kwargs, pos_emb,
-                                  overrides, time.time() - t0)
+                                  overrides, time.time() - t0, zoo_txt, next_step(mixer_arg, scale))
     page = render_html(blocks, f"Report card: {name}")
     summary = dict(name=name, scale=scale, d_model=d, lrs=list(lrs), dissect_n=dissect_n, seconds=round(time.time() - t0, 1),
                    checks=[dict(name=c.name, outcome=c.outcome, detail=c.detail) for c in checks],
                    runs=runs.drop(columns=["run_dir"]).to_dict("records"),
-                   mechanisms=mechs.drop(columns=["summary"]).to_dict("records"), zoo_sources=sources,
+                   mechanisms=mechs.drop(columns=["summary"]).to_dict("records"), zoo=zoo_txt, zoo_sources=sources,
                    torch=torch.__version__, threads=torch.get_num_threads())
     files = {"report.md": render_markdown(blocks), "report.html": page,
              "report.json": json.dumps(summary, indent=1, default=str), **pngs}
@@ -591,7 +741,8 @@ def report_card(mixer,                          # a mixer class or factory, a re
     return ReportCard(path, name, scale, checks, runs, mechs.drop(columns=["summary"]), time.time() - t0, page)
 
 # %% ../nbs/08b_report_card.ipynb #67bc0790
-def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sources, mixer_kwargs, pos_emb, overrides, seconds):
+def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sources, mixer_kwargs, pos_emb, overrides, seconds,
+                   zoo_txt="", next_txt=""):
     "The report's blocks and its PNG files."
     figs, B = {}, []
     def fig(fname, f, alt):
@@ -604,7 +755,9 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                 f"{'learned' if pos_emb else 'none (NoPE)' if pos_emb is False or name != 'attention' else 'learned'}. "
                 f"Scale `{scale}`: d_model = {d}, 2 layers, learning rates {', '.join(f'{l:g}' for l in lrs)}"
                 f"{f', overrides {overrides}' if overrides else ''}; one seed; {dissect_n} test examples per dissection. "
-                f"Made in {seconds / 60:.1f} min with torch {torch.__version__} on {torch.get_num_threads()} thread(s).")]
+                f"Made in {seconds / 60:.1f} min with torch {torch.__version__} on {torch.get_num_threads()} thread(s). "
+                f"Compared with {zoo_txt}.")]
+    B += [("h", 2, f"What this shows and what it cannot (scale `{scale}`)"), ("p", SCALE_NOTES[scale]), ("p", next_txt)]
     B += [("h", 2, "Summary")]
     rows = []
     for t in TASKS:
@@ -616,23 +769,26 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
         rows.append({"task": TASK_LABELS[t] + (" (query 0)" if t == "mqar" else ""), "lr": f"{r.lr:g}", "test acc": _fmt(r.test_acc),
                      "best zoo mixer": f"{zb['model.mixer']} {float(zb.test_acc):.2f}" if zb is not None else "none stored",
                      "mechanism": m.mechanism, "assoc value [95% CI]": _with_ci(a, ci, "value"),
-                     "assoc key": _with_ci(a, ci, "key"), "assoc query": _with_ci(a, ci, "query"), "O − C": _fmt(m.o_minus_c)})
+                     "assoc key": _with_ci(a, ci, "key"), "assoc query": _with_ci(a, ci, "query"), "O − C": _fmt(m.o_minus_c),
+                     "why": "" if m.mechanism in ("induction", "direct retrieval") else m.reason})
     B += [("table", pd.DataFrame(rows)),
           ("p", "Association: the share of the answer's probability restored by patching the residual stream at the input of "
                 "the deciding layer at that position, under key corruption (1: the site carries what the corrupted key contributed). "
-                "Verdict rule (interventions chapter): accuracy ≥ 0.5 and O − C ≥ 0.1, then induction when the value holds it "
-                "(≥ 0.5 and 0.2 above key and query), direct retrieval when the query or key does. Intervals: 95% bootstrap over examples. "
-                "Association is left blank where the corruption barely matters (O − C ≤ 0.1): there the ratio divides by noise.")]
+                f"Verdict rule (interventions chapter): accuracy at least the task's gate ({_gates_text(first)}) and O − C ≥ {MIN_EFFECT:g}, "
+                "then induction when the value holds it "
+                f"(≥ {HIGH:g} and {MARGIN:g} above key and query), direct retrieval when the query or key does. Intervals: {LEVEL:.0%} bootstrap over examples. "
+                f"Association is left blank where the corruption barely matters (O − C ≤ {MIN_EFFECT:g}): there the ratio divides by noise. "
+                "*why*: the reason a verdict is unresolved, with the numbers it compared.")]
     B += [("h", 2, "Mixer contract"), ("table", contract_table(checks))]
     B += [("h", 2, "Parameters"), ("table", param_table(name, d, 2, mixer_kwargs))]
     B += [("h", 2, "Accuracy against the zoo")]
     src_txt = "; ".join(f"{TASK_LABELS[t]}: {', '.join(f'`{s}`' for s in sources[t]) or 'none stored'}" for t in TASKS)
-    B += [("p", f"Zoo: best learning rate per mixer (final test accuracy) from the stored results at scale `{scale}` ({src_txt}). "
+    B += [("p", f"Zoo: {zoo_txt}; best learning rate per mixer (final test accuracy), from {src_txt}. "
                 f"The new mixer (outlined) is chosen the same way.")]
     fig("accuracy.png", _accuracy_figure(runs, zoo, name), "accuracy against the zoo")
     B += [("h", 2, "Mechanism among the zoo")]
     B += [("p", "Association at the value (x) against the query (y), each model at its best learning rate; models whose corruption "
-                "barely matters (O − C ≤ 0.1) are left out. Below the diagonal: induction; above: direct retrieval.")]
+                f"barely matters (O − C ≤ {MIN_EFFECT:g}) are left out. Below the diagonal: induction; above: direct retrieval.")]
     fig("association_scatter.png", _scatter_figure(mechs, zoo, name), "association scatter")
     B += [("h", 2, "Restoration heatmaps")]
     for t in TASKS:
@@ -660,3 +816,12 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                                 test_acc=runs.test_acc.map(_fmt), chosen=runs.chosen.map({True: "yes", False: ""}))
                     [["task", "lr", "dev_acc", "test_acc", "mechanism", "seconds", "chosen"]])]
     return B, figs
+
+def _gates_text(first) -> str:
+    "The accuracy gate each task's verdict applied: 0.5, or on ATR its no-retrieval floor + MIN_GAIN."
+    out = []
+    for t in TASKS:
+        g, f = first.loc[t].get("gate"), first.loc[t].get("floor")
+        if g is None or pd.isna(g): continue
+        out.append(f"{TASK_LABELS[t]} {g:.3g}" + (f" = its no-retrieval floor {f:.3g} + {MIN_GAIN:g}" if f is not None and not pd.isna(f) else ""))
+    return "; ".join(out)

@@ -17,15 +17,17 @@ import yaml
 from fastcore.basics import patch
 
 from .core import atomic_write
-from .runs import ConfigError, Run, inside, sweep_run, read_yaml, load_yaml
-from .interventions import accuracy_interval
+from .runs import ConfigError, inside, sweep_run, read_yaml, load_yaml
+from .interventions import accuracy_interval, VERDICT_POSITIONS, CONV_POSITIONS
+from .verdict import MIN_EFFECT as _VERDICT_MIN_EFFECT
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
-           'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns',
-           'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve', 'first_step_at', 'widest_interval',
-           'paper_numbers', 'cell_label', 'paper_task', 'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status',
-           'StoredSweep', 'is_paper_scale', 'stored_sweeps', 'paper_runs', 'scoreboard']
+           'AGREE_MARGIN', 'MIN_EFFECT', 'PAPER_SEED', 'PAPER_SELECT', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect',
+           'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
+           'first_step_at', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant',
+           'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps',
+           'paper_runs', 'scoreboard', 'chosen_runs', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07b_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -111,7 +113,7 @@ def best_by_dev(df, by=("model.mixer", "model.d_model"), metric:str="acc", selec
     chosen[f"{report}_{metric}"] = chosen["run_id"].map(rep)
     return chosen[list(by) + [lr, f"{select}_{metric}", f"{report}_{metric}", "run_id"]]
 
-def mechanism_filter(df, min_effect:float=0.1, column:str|None=None):
+def mechanism_filter(df, min_effect:float=_VERDICT_MIN_EFFECT, column:str|None=None):
     "Rows of runs whose mechanistic O - C (a `mech.*o_minus_c` column) exceeds `min_effect`."
     cands = [column] if column else [c for c in df.columns if c.startswith("mech.") and c.endswith("o_minus_c")]
     if not cands or cands[0] not in df.columns:
@@ -377,6 +379,42 @@ def best(self:StoredSweep, by=("model.mixer", "model.d_model"), metric:str="acc"
     t = self.table.drop(columns=[c for c in [*cols, "status"] if c in self.table.columns]).merge(r[["run_id", "state", *cols]], on="run_id")
     return best_over_lr(t.rename(columns={"state": "status"}), by, metric, split)
 
+# %% ../nbs/07b_results.ipynb #b819b046
+MIN_EFFECT = _VERDICT_MIN_EFFECT   # `ssm_mech.verdict.MIN_EFFECT`: a corruption matters when O - C exceeds this; below it an association divides by noise
+
+@patch
+def effect(self:StoredSweep, run_id:str, corruption:str="key") -> float:
+    "O − C of a run under `corruption`, from its patching table (every site of one corruption shares O and C); NaN where none is stored."
+    p = self.patching(run_id)
+    p = p[p["corruption"] == corruption] if {"O", "C"} <= set(p.columns) else p.iloc[:0]
+    return float(p["O"].iloc[0] - p["C"].iloc[0]) if len(p) else float("nan")
+
+@patch
+def queries(self:StoredSweep, run_id:str) -> pd.DataFrame:
+    "A multi-query run's verdict per query (`queries/<id>.json`): accuracy, mechanism, reason, O − C, layer, association and 95% interval at the value, key and query, conv binding; empty where none is stored."
+    cols = ["query", "accuracy", "mechanism", "reason", "o_minus_c", "layer"]
+    rows = []
+    for q in self._json("queries", run_id) or []:
+        a, iv = q.get("association") or {}, q.get("interval") or {}
+        rows.append({**{c: q.get(c) for c in cols}, **{f"association.{p}": a.get(p, np.nan) for p in VERDICT_POSITIONS},
+                     **{f"interval.{p}": tuple(iv[p]) if iv.get(p) is not None else None for p in VERDICT_POSITIONS},
+                     "conv_binding": q.get("conv_binding", q.get("conv")) or {}})   # {hook: {position: association}} (schema 1: 'conv')
+    return pd.DataFrame(rows, columns=cols + [f"{k}.{p}" for k in ("association", "interval") for p in VERDICT_POSITIONS] + ["conv_binding"])
+
+@patch
+def status_text(self:StoredSweep, plan=None,
+                list_rest:bool=True,   # also name the runs not finished, grouped by state
+                ) -> str:
+    "One sentence from `status` (the plan and the stored files): how many planned runs have finished, and the others by state and label."
+    st = self.status(plan)
+    st = st[st["state"] != "unplanned"]
+    done, rest = st[st["state"] == "finished"], st[st["state"] != "finished"]
+    s = (f"{len(done)} of {len(st)} planned run{'s' * (len(st) != 1)} of `{self.name}` "
+         f"{'has' if len(done) == 1 else 'have'} finished")
+    groups = rest.groupby(["state", "detail"], sort=False)["label"].apply(list)
+    if len(rest) and list_rest: s += "; " + "; ".join(f"{st}{f' ({d})' if d else ''}: {', '.join(ls)}" for (st, d), ls in groups.items())
+    return s + "."
+
 # %% ../nbs/07b_results.ipynb #4eabc553
 PAPER_SEED = 0   # the paper's one training seed, and the paper-scale presets' `train.seed`: the run the paper's rule reads
 PAPER_SELECT = {"atr-gen": "dev"}   # the split the learning rate is chosen on, where it is not the test split
@@ -450,4 +488,69 @@ def scoreboard(root="results",              # the folder of stored sweeps
         rows.append(row)
     cols = [*CELL, "cell", "paper", "ours", "lo", "hi", "status", "lr", "lrs", "n_lrs", "one_lr", "n_seeds",
             "verdict", "paper_mechanism", "verdict_agrees", "sweep", "run_id", "source"]
+    return pd.DataFrame(rows, columns=cols)
+
+# %% ../nbs/07b_results.ipynb #160e8023
+def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its rows
+                root="results",        # the folder of stored sweeps the board was read from
+                ) -> pd.DataFrame:
+    "Per scoreboard row with a run, that run's `StoredSweep.runs()` row (config, accuracy, interval, `mech.*`), indexed by the row's `cell`."
+    rows = []
+    for sweep, g in board.dropna(subset=["run_id"]).groupby("sweep", sort=False):
+        r = StoredSweep(Path(root) / sweep).runs().set_index("run_id", drop=False)
+        rows += [r.loc[rid].rename(cell) for cell, rid in zip(g["cell"], g["run_id"])]
+    out = pd.DataFrame(rows)
+    return out.loc[[c for c in board["cell"] if c in out.index]] if len(out) else out
+
+# %% ../nbs/07b_results.ipynb #281cfbb2
+CHECK_OF_STATUS = {"agrees": "holds", "differs": "fails", "not run": "untested"}   # a scoreboard cell's status as a check of a finding
+
+def finding_word(checks) -> str:
+    "A finding in one word from its checks ('holds', 'fails', 'untested'): reproduced, holds where tested, partly, differs or not run."
+    checks = list(checks)
+    if bad := sorted(set(checks) - {"holds", "fails", "untested"}):
+        raise ValueError(f"checks must be 'holds', 'fails' or 'untested', got {bad}")
+    if "holds" not in checks: return "differs" if "fails" in checks else "not run"
+    return "reproduced" if set(checks) == {"holds"} else "partly" if "fails" in checks else "holds where tested"
+
+def accuracy_checks(cells:pd.DataFrame) -> list[str]:
+    "One check per scoreboard row: 'holds' where the cell agrees, 'fails' where it differs, 'untested' where it is not run."
+    return [CHECK_OF_STATUS[s] for s in cells["status"]]
+
+# %% ../nbs/07b_results.ipynb #8cb2bf8f
+def mixer_verdicts(mixer:str,            # a registered mixer name, as in `model.mixer`
+                   sweeps:dict,          # {task: [sweep names under `root`]}, e.g. a report-card scale's zoo
+                   root="results",       # the folder of stored sweeps
+                   ) -> pd.DataFrame:
+    "Per task (MQAR: per query where stored), the stored verdict of `mixer`'s best run: accuracy and interval, verdict, O − C, associations with intervals, conv binding site."
+    rows = []
+    for task, names in sweeps.items():
+        found = []
+        for n in names:
+            sw = StoredSweep(Path(root) / n)
+            r = sw.runs()
+            if r.empty or "model.mixer" not in r.columns: continue
+            r = r[(r["model.mixer"] == mixer) & (r["state"] == "finished")]
+            found += [(sw, row) for _, row in r.iterrows()]
+        if not found: continue
+        sw, best = max(found, key=lambda f: (f[1]["test_acc"], -float(f[1]["train.lr"])))
+        cb = sw.conv_binding(best["run_id"])
+        conv = cb.loc[cb.index.min(), [p for p in CONV_POSITIONS if p in cb.columns]] if len(cb) else pd.Series(dtype=float)
+        site = (conv.astype(float).idxmax() if len(conv) and best.get("mech.o_minus_c", 0) > MIN_EFFECT
+                and conv.astype(float).max() > MIN_EFFECT else "")   # no binding where the corruption, or the patch, barely matters
+        base = {"task": task, "sweep": sw.name, "run_id": best["run_id"], "lr": float(best["train.lr"]), "test_acc": best["test_acc"],
+                "acc_lo": best["acc_lo"], "acc_hi": best["acc_hi"], "conv_site": site, "conv_assoc": float(conv[site]) if site else np.nan}
+        per_q = sw.queries(best["run_id"])
+        if len(per_q):
+            for _, q in per_q.iterrows():
+                rows.append({**base, "query": q["query"], "verdict": q["mechanism"], "o_minus_c": q["o_minus_c"],
+                             **{f"{k}.{p}": q[f"{k}.{p}"] for k in ("association", "interval") for p in VERDICT_POSITIONS}})
+        else:
+            iv = {p: best.get(f"mech.interval.{p}") for p in VERDICT_POSITIONS}
+            rows.append({**base, "query": None, "verdict": best["verdict"], "o_minus_c": best.get("mech.o_minus_c", np.nan),
+                         **{f"association.{p}": best.get(f"mech.association.{p}", np.nan) for p in VERDICT_POSITIONS},
+                         **{f"interval.{p}": tuple(json.loads(v) if isinstance(v, str) else v) if isinstance(v, (str, list, tuple)) else None
+                            for p, v in iv.items()}})
+    cols = ["task", "query", "sweep", "run_id", "lr", "test_acc", "acc_lo", "acc_hi", "verdict", "o_minus_c",
+            *[f"association.{p}" for p in VERDICT_POSITIONS], *[f"interval.{p}" for p in VERDICT_POSITIONS], "conv_site", "conv_assoc"]
     return pd.DataFrame(rows, columns=cols)

@@ -17,7 +17,7 @@ import yaml
 
 from .core import UntrustedMixerError, atomic_write, trust_mixer, trusted_mixers, _clip, _cut
 from .runs import (ConfigError, DirLock, ExperimentConfig, RUN_FILES, Run, apply_overrides, check_name, config_node, inside,
-                           open_append, read_status, read_yaml, remove_temp_files, write_status)
+                           open_append, read_status, read_yaml, remove_temp_files)
 from .train import experiment_preset, progress_bar
 from .packed import pack_groups, resume_step
 from .results import read_runs_csv

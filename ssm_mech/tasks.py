@@ -6,7 +6,7 @@ Docs: https://ssm-mech.github.io/ssm_mech/tasks.html.md"""
 
 # %% ../nbs/01_tasks.ipynb #09a9258d
 from __future__ import annotations
-import hashlib, html, json, os, tempfile, warnings
+import hashlib, html, json, warnings
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 

@@ -6,21 +6,21 @@ Docs: https://ssm-mech.github.io/ssm_mech/train.html.md"""
 
 # %% ../nbs/05_train.ipynb #db002696
 from __future__ import annotations
-import contextlib, copy, json, math, os, shutil, signal, socket, sys, threading, time, warnings
+import contextlib, copy, json, math, os, signal, socket, sys, threading, time, warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file, load_file
+from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from .core import atomic_write, pick_device
 from .tasks import build_datasets, task_preset
 from .model import ModelConfig, LanguageModel, save_model, load_model, n_params, check_state_dict, save_tensors
-from .runs import (ConfigError, ExperimentConfig, TrainConfig, MetricsLog, Run, apply_overrides,
-                           read_status, write_status, prepare_run_dir, clear_run_dir, _say)
+from .runs import (ConfigError, ExperimentConfig, TrainConfig, Run, prepare_run_dir, clear_run_dir, _say)
+from .runs import apply_overrides   # noqa: F401  (re-exported: chapters import it beside the presets)
 
 # %% auto #0
 __all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'crop_to_labels', 'label_positions', 'supervised_loss', 'evaluate', 'save_checkpoint',
@@ -254,7 +254,7 @@ def _loop(cfg, run, data, model, opt, device, start, n_total, stop_at, meta, cal
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=tc.precision == "bf16")
     end = min(n_total, stop_at) if stop_at else n_total
     bar = progress_bar(n_total, start, cfg.name, disable=not progress)
-    t0, last_eval = time.time(), {}
+    t0, last_eval, eval_step = time.time(), {}, None
     losses = list(meta.get("losses", [])) if meta else []   # the partial average of an interrupted session goes on
     order, order_epoch = None, -1
     model.train()
@@ -272,7 +272,7 @@ def _loop(cfg, run, data, model, opt, device, start, n_total, stop_at, meta, cal
             if tc.log_every and done % tc.log_every == 0:
                 log.log(done, "train", {"loss": sum(losses) / len(losses), "lr": opt.param_groups[0]["lr"]}); losses = []
             if (tc.eval_every and done % tc.eval_every == 0) or done == n_total:
-                last_eval = _evaluate_all(model, data, tc, log, done)
+                last_eval, eval_step = _evaluate_all(model, data, tc, log, done), done
             for cb in callbacks: cb(done, model, data, log)
             if done < n_total and ((tc.checkpoint_every and done % tc.checkpoint_every == 0) or done == end):
                 save_checkpoint(ckpt_dir, done, model, opt, {"config": cfg.to_dict(), "losses": losses, "seconds": spent()})
@@ -281,7 +281,7 @@ def _loop(cfg, run, data, model, opt, device, start, n_total, stop_at, meta, cal
             bar.update(1)
             if done % 10 == 0 or done == end:
                 post = {"loss": f"{loss.item():.3f}"}
-                if last_eval and "dev" in last_eval: post["dev_acc"] = f"{last_eval['dev']['acc']:.3f}"
+                if last_eval and "dev" in last_eval: post[f"dev_acc@{eval_step}"] = f"{last_eval['dev']['acc']:.3f}"   # the step it is from
                 bar.set_postfix(post)
     finally:
         bar.close()

@@ -1,5 +1,5 @@
 "Shared fixtures: a tiny experiment (seconds to train on one core) and a finished run of it."
-import os, shutil, sys
+import os, sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +43,7 @@ CLI = [sys.executable, "-c", "import sys; from ssm_mech.cli import main; sys.exi
 SLOW_FIRST = ["test_notebook[06b_experiments.ipynb]", "test_saved_outputs_reproduce[01_tasks.ipynb]",
               "test_notebook[05_train.ipynb]", "test_site_pages_in_browser", "test_notebook[07_sweep.ipynb]",
               "test_saved_outputs_reproduce[01b_pcfg.ipynb]", "test_notebook[17_your_mixer.ipynb]",
-              "test_notebook[08_viz.ipynb]", "test_notebook[01_tasks.ipynb]", "test_notebook[01b_pcfg.ipynb]",
+              "test_notebook[08_viz.ipynb]", "test_notebook[08c_explorer.ipynb]", "test_notebook[01_tasks.ipynb]", "test_notebook[01b_pcfg.ipynb]",
               "test_notebook[06a_fast_patching.ipynb]", "test_notebook[05b_packed.ipynb]", "test_notebook[10_ar_main.ipynb]",
               "test_notebook[09_cli.ipynb]", "test_notebook[index.ipynb]", "test_notebook[12_atr.ipynb]",
               "test_notebook[11_conv_ablations.ipynb]", "test_notebook[16_sibling.ipynb]", "test_notebook[15_positions.ipynb]",

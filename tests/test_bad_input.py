@@ -1,6 +1,6 @@
 """Bad input, from the command line and from Python: each case ends with one clear error that names the field or
 file and the value (exit status 2 on the CLI, a `ValueError` in the API), and leaves the file system as it was."""
-import json, os, shutil, struct, subprocess, sys, time
+import json, shutil, struct, subprocess, sys, time
 from pathlib import Path
 
 import pytest

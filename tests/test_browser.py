@@ -18,6 +18,16 @@ with `websocket-client`), saves a full-page screenshot (into `$SSM_MECH_SCREENSH
   embedded as it is) are not checked;
 * `long-number`: a number printed with 6 or more decimals in a cell output (`0.9998316168785095`):
   round it, or print it in scientific notation with a few significant digits.
+* `wide-figure`: a figure saved wider than 1,400 px (its natural width), or drawn past the content
+  column's right edge;
+* `wide-table`: a table wider than the content column that does not scroll inside it (no ancestor
+  within the column that scrolls horizontally and fits);
+* `no-where-we-differ` (chapters 10–17): no "Where we differ" section (an `<h2>`);
+* `stale-status` (chapters 10–17): a phrase that states a sweep's status by hand ("still running",
+  "not run yet", "so far", …) on a page whose sweeps have all settled, as `tests/test_chapters.py`
+  computes it from the stored files;
+* `no-reproduced-count` (the index): its first screen (the top 800 px) does not say how many of the
+  paper's cells were run on its data and how many agree.
 
 Today's failures of the real pages are listed in `tests/browser_known_issues.txt` (`page: check`, the
 page named by its notebook); a failure not listed fails the test, and so does a listed one that no
@@ -30,6 +40,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -45,6 +56,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import preview_site  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests"))
+from test_chapters import FIGURE_MAX_PX, nb, stale_phrases, sweep_settled, sweeps_read  # noqa: E402
 
 KNOWN = Path(__file__).with_name("browser_known_issues.txt")
 SHOTS = Path(os.environ.get("SSM_MECH_SCREENSHOTS", ROOT / "tests" / "screenshots"))
@@ -72,7 +86,7 @@ needs_chromium = pytest.mark.skipif(
 # Runs in the page; returns [[check, detail], ...].
 CHECKS_JS = r"""
 (() => {
-  const out = [], W = %(stderr_max)d, P = %(prose_min)d, H = %(first_screen)d;
+  const out = [], W = %(stderr_max)d, P = %(prose_min)d, H = %(first_screen)d, FMAX = %(fmax)d;
   const cut = (s, n=70) => { s = s.replace(/\s+/g, ' ').trim(); return s.length > n ? s.slice(0, n) + '…' : s; };
   document.querySelectorAll('img').forEach((img, i) => {
     const src = img.getAttribute('src') || '';
@@ -117,7 +131,28 @@ CHECKS_JS = r"""
     const m = (c.textContent || '').match(/(?<![\w.])-?\d+\.\d{6,}(?![\d.])/);
     if (m) out.push(['long-number', `output ${i + 1}: ${m[0]}`]);
   });
+  const col = document.querySelector('main > article') || document.body, colBox = col.getBoundingClientRect();
+  document.querySelectorAll('.cell-output img, .cell-markdown img, figure img').forEach((img, i) => {
+    const src = img.getAttribute('src') || '', b = img.getBoundingClientRect();
+    const local = src.startsWith('data:') || new URL(img.src, location.href).host === location.host;
+    if (!local || !img.naturalWidth) return;
+    if (img.naturalWidth > FMAX) out.push(['wide-figure', `figure ${i + 1} saved ${img.naturalWidth} px wide (max ${FMAX})`]);
+    else if (b.right > colBox.right + 1) out.push(['wide-figure', `figure ${i + 1} drawn ${Math.round(b.right - colBox.right)} px past the column`]);
+  });
+  document.querySelectorAll('table').forEach((tb, ti) => {
+    const w = tb.getBoundingClientRect().width;
+    if (w <= colBox.width + 1) return;
+    for (let e = tb.parentElement; e && e !== col.parentElement; e = e.parentElement) {
+      const ox = getComputedStyle(e).overflowX;
+      if ((ox === 'auto' || ox === 'scroll') && e.getBoundingClientRect().width <= colBox.width + 1) return;   // it scrolls within the column
+    }
+    const near = cut((tb.closest('.cell, .cell-markdown') || tb).previousElementSibling?.textContent || '', 40);
+    out.push(['wide-table', `table ${ti + 1}${near ? ' (after "' + near + '")' : ''}: ${Math.round(w)} px, the column ${Math.round(colBox.width)} px, and it does not scroll`]);
+  });
+  const differ = [...document.querySelectorAll('h2')].some(h => /^\s*where we differ\s*$/i.test(h.textContent));
   window.scrollTo(0, 0);
+  const firstScreen = [...document.querySelectorAll('article p, article li, article td, article h1, article h2')]
+    .filter(e => { const r = e.getBoundingClientRect(); return r.top < H && r.height > 0; }).map(e => e.innerText).join(' ');
   const prose = [...document.querySelectorAll('article p, main p')].filter(p =>
     !p.closest('#title-block-header, .cell-output, .doc-entry, table, nav') &&
     p.innerText.trim().length >= P && p.getBoundingClientRect().top < H && p.getBoundingClientRect().height > 0);
@@ -126,9 +161,43 @@ CHECKS_JS = r"""
     out.push(['no-prose-first-screen', `no paragraph of ≥ ${P} characters in the top ${H} px` +
               (first ? `; the first starts at ${Math.round(first.getBoundingClientRect().top)} px` : '; none on the page')]);
   }
-  return {issues: out, height: document.documentElement.scrollHeight};
+  return {issues: out, height: document.documentElement.scrollHeight, differ, firstScreen, text: shown.textContent || ''};
 })()
-""" % dict(stderr_max=STDERR_MAX, prose_min=PROSE_MIN, first_screen=FIRST_SCREEN)
+""" % dict(stderr_max=STDERR_MAX, prose_min=PROSE_MIN, first_screen=FIRST_SCREEN, fmax=FIGURE_MAX_PX)
+
+
+# --------------------------------------------------------------------------------------------- page-level checks
+
+CHAPTER = re.compile(r"^1[0-7]_")
+REPRODUCED = re.compile(r"We have run (\d+) of the paper's (\d+) reported cells on its own data.*?(\d+) agree with its accuracy and (\d+) differ", re.S)
+
+
+def page_checks(stem: str | None, res: dict, settled=None) -> list[tuple[str, str]]:
+    """Checks of what a page says, from what the browser shows (`res`: `differ`, `firstScreen`, `text`): every chapter has
+    a "Where we differ" section and, when its sweeps have all settled (`settled(stem)`, default from the stored files), no
+    stale-status phrase; the index's first screen gives the reproduced count."""
+    out = []
+    if stem and CHAPTER.match(stem):
+        if not res.get("differ"): out.append(("no-where-we-differ", "no <h2> 'Where we differ'"))
+        settled = settled or (lambda s: all(sweep_settled(n) for n in sweeps_read(nb(ROOT / "nbs" / f"{s}.ipynb"))))
+        found = stale_phrases(res.get("text", ""))
+        if found and settled(stem): out.append(("stale-status", f"its sweeps have settled, yet it says {found}"))
+    if stem == "index":
+        m = REPRODUCED.search(" ".join(res.get("firstScreen", "").split()))
+        if not m: out.append(("no-reproduced-count", f"not in the top {FIRST_SCREEN} px: 'We have run N of the paper's M reported cells … agree … differ'"))
+    return out
+
+
+def test_page_checks_on_made_up_pages():
+    ok = {"differ": True, "firstScreen": "We have run 29 of the paper's 295 reported cells on its own data: 23 agree with its accuracy and 6 differ.",
+          "text": "Every run has finished."}
+    assert page_checks("14_depth", ok, settled=lambda s: True) == [] and page_checks("index", ok) == []
+    assert page_checks("08_viz", {}) == []                                       # neither a chapter nor the index
+    stale = {**ok, "text": "Dashed: still running."}
+    assert [c for c, _ in page_checks("14_depth", stale, settled=lambda s: True)] == ["stale-status"]
+    assert page_checks("14_depth", stale, settled=lambda s: False) == []         # a sweep still running may say so
+    assert [c for c, _ in page_checks("10_ar_main", {**ok, "differ": False}, settled=lambda s: True)] == ["no-where-we-differ"]
+    assert [c for c, _ in page_checks("index", {**ok, "firstScreen": "A library for mechanistic evaluation."})] == ["no-reproduced-count"]
 
 
 # --------------------------------------------------------------------------------------------- browser
@@ -179,7 +248,8 @@ class Chromium:
         # every <img> settled (data URIs decode asynchronously)
         self.eval("Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => {i.onload = i.onerror = r})))")
 
-    def check(self, url: str, shot: Path | None = None) -> list[tuple[str, str]]:
+    def check(self, url: str, shot: Path | None = None, stem: str | None = None) -> list[tuple[str, str]]:
+        "The issues of the page at `url` (`stem`: the notebook it renders, for the checks of chapters and the index)."
         self.open(url)
         res = self.eval(CHECKS_JS)
         if shot is not None:
@@ -188,7 +258,7 @@ class Chromium:
                             clip=dict(x=0, y=0, width=WIDTH, height=h, scale=1))["data"]
             shot.parent.mkdir(parents=True, exist_ok=True)
             shot.write_bytes(base64.b64decode(png))
-        return [tuple(x) for x in res["issues"]]
+        return [tuple(x) for x in res["issues"]] + page_checks(stem, res)
 
     def close(self):
         try: self.ws.close()
@@ -265,7 +335,8 @@ def test_compare_reports_new_and_fixed():
 def test_known_issues_name_real_pages_and_checks():
     pages = {p.stem for p in preview_site.notebooks()}
     checks = {"broken-image", "widget-repr", "truncated-table", "large-stderr", "no-prose-first-screen",
-              "uncaptioned-figure", "long-number"}
+              "uncaptioned-figure", "long-number", "wide-figure", "wide-table", "no-where-we-differ", "stale-status",
+              "no-reproduced-count"}
     for page, check in read_known():
         assert page in pages, f"{KNOWN.name}: no notebook {page}"
         assert check in checks, f"{KNOWN.name}: no check {check!r} (one of {sorted(checks)})"
@@ -277,8 +348,17 @@ PROSE = "<p>" + "This paragraph is the reader's first sentence of prose, long en
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
+def _png_b64(width: int, height: int) -> str:
+    "A white PNG of `width` x `height` px, base64: a saved figure of that size."
+    import struct, zlib
+    chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + b"\xff" * width for _ in range(height))   # greyscale rows, filter 0
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    return base64.b64encode(png).decode()
+
+
 def _page(body: str) -> str:
-    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"></head><body><main><article>
+    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><style>main>article{{max-width:900px}}</style></head><body><main><article>
 <header id="title-block-header"><h1>Title</h1><p class="subtitle">A subtitle that is long enough to be sixty characters of text.</p></header>
 {body}</article></main></body></html>"""
 
@@ -306,8 +386,16 @@ SYNTHETIC = {
     "long-number": _page(PROSE + "<div class=\"cell-output cell-output-display\"><pre>{'acc': 1.0, 'prob': 0.9998316168785095}</pre></div>"),
     "long-number-in-code": _page(PROSE + '<pre class="sourceCode python"><code>x = 0.9998316168785095</code></pre>'
                                  "<div class=\"cell-output cell-output-display\"><pre>{'acc': 1.0, 'prob': 1.0e-15, 'lr': 0.00097, 'seed': 12345678}</pre></div>"),
+    "wide-figure": _page(PROSE + f'<figure><div class="cell-output cell-output-display"><img src="data:image/png;base64,{_png_b64(1500, 10)}"></div>'
+                         '<figcaption>Figure&nbsp;1: Too wide.</figcaption></figure>'),
+    "wide-figure-drawn": _page(PROSE + f'<div class="cell-markdown"><img style="width:1200px;max-width:none" src="data:image/png;base64,{_png_b64(1200, 10)}"></div>'),
+    "fitting-figure": _page(PROSE + f'<figure><div class="cell-output cell-output-display"><img src="data:image/png;base64,{_png_b64(1300, 10)}" style="max-width:100%"></div>'
+                            '<figcaption>Figure&nbsp;1: Saved 1,300 px wide, shown in the column.</figcaption></figure>'),
+    "wide-table": _page(PROSE + "<table><tr>" + "<td>an_unbreakable_column_heading</td>" * 6 + "</tr></table>"),
+    "scrolling-table": _page(PROSE + '<div style="overflow-x:auto"><table><tr>' + "<td>an_unbreakable_column_heading</td>" * 6 + "</tr></table></div>"),
 }
-EXPECTED = {"clean": set(), "widget-in-source-code": set(), "truncated-table-dots": {"truncated-table"}, "truncated-table-cell": {"truncated-table"},
+EXPECTED = {"fitting-figure": set(), "scrolling-table": set(), "wide-figure-drawn": {"wide-figure"},
+            "clean": set(), "widget-in-source-code": set(), "truncated-table-dots": {"truncated-table"}, "truncated-table-cell": {"truncated-table"},
             "widget-repr-interactive": {"widget-repr"}, "no-prose-short-paragraphs": {"no-prose-first-screen"},
             "uncaptioned-figure-unnumbered": {"uncaptioned-figure"}, "captioned-figure": set(), "long-number-in-code": set()}
 
@@ -338,7 +426,7 @@ def test_site_pages_in_browser(browser, site):
     found: dict[tuple[str, str], list[str]] = {}
     t0 = time.time()
     for stem, page in pages.items():
-        for check, detail in browser.check(srv.url + page, SHOTS / page.replace(".html", ".png")):
+        for check, detail in browser.check(srv.url + page, SHOTS / page.replace(".html", ".png"), stem):
             found.setdefault((stem, check), []).append(detail)
     msgs = compare(found, read_known())
     print(f"{len(pages)} pages checked in {time.time() - t0:.1f} s; screenshots in {SHOTS}")
@@ -376,7 +464,9 @@ EXPLORER_JS = r"""
 def test_embedded_explorer_controls_change_the_views(browser, site):
     "On the static page, without a kernel, every control of the embedded explorer redraws what it should."
     srv, pages = site
-    browser.open(srv.url + pages["08_viz"])
+    holders = [stem for stem in pages if "ssm-explorer-data" in (ROOT / "nbs" / f"{stem}.ipynb").read_text(encoding="utf-8")]
+    assert holders, "no notebook stores an embedded explorer (a `.ssm-explorer` output)"
+    browser.open(srv.url + pages[holders[0]])   # the page that embeds it (08_viz before the explorer had its own page)
     r = browser.eval(EXPLORER_JS)
     assert "error" not in r, r
     steps = {s["what"]: s for s in r["steps"]}

@@ -11,7 +11,7 @@ from conftest import CLI, ROOT, cli_env, interrupt_cli_train, tiny_config
 from ssm_mech.cli import main
 from ssm_mech.core import TMP_SUFFIX
 from ssm_mech.results import read_runs_csv
-from ssm_mech.runs import LOCK_FILE, DirectoryLocked, DirLock, Run, read_status
+from ssm_mech.runs import LOCK_FILE, DirectoryLocked, Run, read_status
 from ssm_mech.sweep import SweepConfig, plan_sweep, run_sweep
 from ssm_mech.train import latest_checkpoint, train
 
@@ -312,6 +312,7 @@ def test_report_card_training_time_limit(tmp_path, monkeypatch):
     import tempfile
     from ssm_mech.report import ContractError, report_card
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp")); (tmp_path / "systmp").mkdir()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}_inductor"))   # torch's compile cache is not the card's
     before = snapshot(tmp_path); t0 = time.time()
     with pytest.raises(ContractError, match="training time: training and dissecting mixer 'attention' took longer than 2 s"):
         report_card("attention", out=tmp_path / "card", overrides=["train.max_steps=100000"], train_seconds=2)
@@ -335,7 +336,6 @@ def test_report_card_sigterm_leaves_nothing(tmp_path):
 
 def test_report_card_mixers_it_used_to_fail_on(tmp_path):
     "A mixer without parameters gets its report; one that halves its input in place is causal; a float64 output is a failed check."
-    from ssm_mech.report import ContractError, check_contract, report_card
     class CausalMean(torch.nn.Module):
         "No parameters: the running mean."
         def __init__(self, d_model): super().__init__()

@@ -161,8 +161,13 @@ def _embedded_explorer(body: str) -> tuple[str, dict]:
 
 def test_explorer_page_embeds_every_control_state():
     "The explorer page carries the static explorer: its controls, the script that redraws it, and its data for every value of every control."
-    body = render_notebook(ROOT / "nbs" / "08_viz.ipynb")["body"]
+    body = render_notebook(ROOT / "nbs" / "08c_explorer.ipynb")["body"]
     uid, snap = _embedded_explorer(body)
+    # the page leads with the explorer: nothing but the title and one paragraph before it
+    assert body.index('class="ssm-explorer"') < body.index("<h2") and body[:body.index('class="ssm-explorer"')].count("<p>") <= 2
+    # where the attribution estimate is known to fail (value corruption), the widget and the page warn
+    assert set(snap["warnings"]) == {"value"} and 'class="sx-warning"' in body and "D.warnings[S.corruption]" in body
+    assert "Where the estimate fails: value corruption" in body
     assert f'document.getElementById("{uid}")' in body, "the script of this explorer"
     assert not re.search(r"<script[^>]*\bsrc=", body), "self-contained: nothing loaded from elsewhere"
     hooks = [h for layer in snap["hooks"] for h in layer]

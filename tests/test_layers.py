@@ -56,3 +56,10 @@ def test_function_level_imports_count():
            "def f():\n    from ssm_mech.sweep import run_sweep\n    from .viz import Explorer\n"
            "class A:\n    def g(self):\n        import ssm_mech.cli\n        from . import results\n")
     assert imports_in(src) == {"core", "sweep", "viz", "cli", "results"}
+
+
+def test_interventions_gathers_its_three_parts():
+    "`ssm_mech.interventions` holds no code of its own: it re-exports `sites`, `patching` and `verdict`, which build on each other in that order."
+    assert GRAPH["interventions"] == {"sites", "patching", "verdict"}, GRAPH["interventions"]
+    assert "sites" in GRAPH["patching"] and {"sites", "patching"} <= GRAPH["verdict"], (GRAPH["patching"], GRAPH["verdict"])
+    assert not GRAPH["sites"] & {"patching", "verdict", "fast_patching"}, GRAPH["sites"]

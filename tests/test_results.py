@@ -107,3 +107,68 @@ def test_stored_sweep_keeps_run_ids_inside(tmp_path):
     for read, rid in ((s.patching, "../../outside"), (s.config, "../../outside"), (s.mechanism, "/etc/passwd"), (s.run_status, "../x")):
         with pytest.raises(ConfigError, match="not a plain name"): read(rid)
     assert s.config("absent") == {} and s.mechanism("absent") is None and len(s.patching("absent")) == 0   # plain ids as before
+
+
+# The reader's questions the chapters ask (07b_results: effect, queries, status_text, chosen_runs, mixer_verdicts).
+from ssm_mech.results import MIN_EFFECT, chosen_runs, finding_word, accuracy_checks, mixer_verdicts
+
+PATCHED = sorted({p.parents[1] for p in TABLES})
+
+
+@pytest.mark.parametrize("path", PATCHED, ids=[p.name for p in PATCHED])
+def test_effect_is_every_sites_o_minus_c(path):
+    "`effect` is O − C of the corruption, the same at every site of it (one clean and one corrupted run per corruption)."
+    sw = StoredSweep(path)
+    for f in sorted((path / "patching").glob("*.csv"))[:3]:
+        t = pd.read_csv(f)
+        for c, g in t.groupby("corruption"):
+            assert (g.O - g.C).max() - (g.O - g.C).min() < 1e-9, (f, c)
+            assert sw.effect(f.stem, c) == pytest.approx(float(g.O.iloc[0] - g.C.iloc[0]))
+        m = sw.mechanism(f.stem)
+        if m and m.get("o_minus_c") is not None and "key" in set(t.corruption):   # the verdict's O - C is the key corruption's
+            assert sw.effect(f.stem) == pytest.approx(m["o_minus_c"], abs=1e-6), f
+
+
+def test_queries_one_row_per_query_asked():
+    sw = StoredSweep(RESULTS / "mqar")
+    done = sw.runs().query("state == 'finished'")
+    assert len(done) >= 4
+    for rid, n in zip(done.run_id, done["task.n_queries"]):
+        q = sw.queries(rid)
+        assert q["query"].tolist() == list(range(int(n))), rid
+        assert set(q.mechanism) <= {"induction", "direct retrieval", "unresolved"}
+        resolved = q[q.mechanism != "unresolved"]
+        assert (resolved.o_minus_c >= MIN_EFFECT).all() and (resolved.accuracy >= 0.5).all(), rid
+
+
+@pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
+def test_status_text_counts_what_status_counts(path):
+    sw = StoredSweep(path, plan=plan_sweep(load_sweep(path / "sweep.yaml")))
+    st = sw.status()
+    planned = st[st.state != "unplanned"]
+    text = sw.status_text()
+    assert text.startswith(f"{(planned.state == 'finished').sum()} of {len(planned)} planned run"), text
+    for label in planned[planned.state != "finished"].label: assert label in text
+    assert sw.status_text(list_rest=False).endswith("finished.")
+
+
+def test_chosen_runs_are_the_scoreboards():
+    board = scoreboard(RESULTS)
+    cr = chosen_runs(board, RESULTS)
+    assert cr.index.tolist() == board.cell.tolist()
+    assert cr.run_id.tolist() == board.run_id.tolist() and cr.test_acc.tolist() == board.ours.tolist()
+    assert finding_word(accuracy_checks(board)) in {"reproduced", "partly"}          # every cell here was run: none untested
+
+
+def test_mixer_verdicts_read_the_best_stored_run():
+    "Per task, the finished run of the mixer with the best test accuracy over the learning rate among the task's sweeps."
+    zoo = {"ar": ["ar_main", "extra_mixers"], "atr": ["atr_easy", "extra_mixers_atr"], "mqar": ["mqar"]}
+    for mixer in ("deltanet", "mamba", "attention", "mamba2"):
+        mv = mixer_verdicts(mixer, zoo, RESULTS)
+        for task, names in zoo.items():
+            runs = pd.concat([StoredSweep(RESULTS / n).runs().assign(sweep=n) for n in names], ignore_index=True)
+            runs = runs[(runs["model.mixer"] == mixer) & (runs.state == "finished")]
+            rows = mv[mv.task == task]
+            if runs.empty: assert rows.empty; continue
+            assert set(rows.run_id) == {runs.loc[runs.test_acc.idxmax(), "run_id"]}, (mixer, task)
+            assert (rows.test_acc == runs.test_acc.max()).all()

@@ -44,7 +44,10 @@ def test_experiment_chapters_have_colab_badge_and_setup_cell():
         text = ["".join(c["source"]) for c in cells]
         assert any(f"colab.research.google.com/github/ssm-mech/ssm_mech/blob/main/nbs/{nb.name}" in t for t in text), nb.name
         setup = [t for c, t in zip(cells, text) if c["cell_type"] == "code" and "#| eval: false" in t]
-        assert any("pip install" in t for t in setup) and any("mamba_kernels()" in t for t in setup), nb.name
+        assert any("pip" in t and "install" in t for t in setup) and any("mamba_kernels()" in t for t in setup), nb.name
+        pip = next(t for t in setup if "pip" in t and "install" in t)
+        # the GPU extra (a source build of mamba-ssm, tens of minutes) only where a GPU is present, and the cell says so
+        assert "ssm_mech[gpu]" in pip and "torch.cuda.is_available()" in pip and "minutes" in pip, nb.name
 
 
 def test_readme_matches_index():

@@ -2,7 +2,7 @@
 given directory is written, truncated or deleted; SIGTERM ends training as Ctrl-C does; an edited config is noticed.
 Each refusal is exit status 2 with one line naming the field or path (a `ValueError` in the API), and every file outside
 the directory stays as it was."""
-import json, os, shutil, signal, subprocess, sys, time
+import json, shutil, signal, subprocess, sys
 from pathlib import Path
 
 import pytest

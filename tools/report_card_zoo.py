@@ -3,14 +3,19 @@ and store the results where `report_card` looks for them (results/report_card_<s
 
 Each (mixer, task, learning rate) becomes a run folder in a sweep-like layout (config.yaml, metrics.csv,
 run.json, mechanism.json of the first query) that `ssm_mech.sweep.collect` reads; the folder is then
-exported like every other stored result (results.csv, configs/, mechanism/, patching/).
+exported like every other stored result (results.csv, configs/, mechanism/, patching/), and the package's
+shipped zoo (ssm_mech/data/zoo/, what a pip install compares with) is derived again from results/
+(`ssm_mech.report.write_zoo`; tests/test_report_card.py fails while the two differ).
 Run: python tools/report_card_zoo.py [--scale ci] [--work DIR] [--mixers attention mamba ...]
 """
-import argparse, json, shutil, subprocess, sys, time
+import argparse, shutil, subprocess, sys, time
+from dataclasses import replace
 from pathlib import Path
 
 from ssm_mech.core import mixer_names
-from ssm_mech.report import SCALES, TASKS, scale_experiments, _train_task, dissect_model
+from ssm_mech.experiments import save_dissection
+from ssm_mech.runs import Run
+from ssm_mech.report import SCALES, TASKS, scale_experiments, _train_task, dissect_model, write_zoo
 from ssm_mech.tasks import build_datasets
 from ssm_mech.viz import MIXER_ORDER
 
@@ -30,12 +35,9 @@ for m in a.mixers:
             rd = work / "runs" / rid; rd.mkdir(parents=True, exist_ok=True)
             src = Path(r["run_dir"])
             for f in ("config.yaml", "metrics.csv", "run.json"): shutil.copy(src / f, rd / f)
-            mech = {k: d[k] for k in ("mechanism", "reason", "accuracy", "o_minus_c", "association", "layer", "n")}
-            mech.update(conv=(d["conv"] or {}).get("blocks.0.mixer.hook_conv_out"), split="test", seed=0,
-                        interval={k: list(v) for k, v in d["interval"].items()})
-            (rd / "mechanism.json").write_text(json.dumps(mech, indent=1))
-            d["summary"].to_csv(rd / "patching.csv", index=False)
+            save_dissection(Run(rd), replace(d["dissection"], split="test"))   # mechanism.json, patching.csv, the heatmap
             shutil.rmtree(src, ignore_errors=True)
         print(f"{m} {t}: " + ", ".join(f"lr {r['lr']:g} acc {r['test_acc']:.2f}" for r in rows) + f" ({time.time() - t0:.0f} s)", flush=True)
 dest = Path(__file__).resolve().parents[1] / "results" / f"report_card_{a.scale}"
-subprocess.run([sys.executable, str(Path(__file__).parent / "export_results.py"), str(work), str(dest)], check=True)
+subprocess.run([sys.executable, str(Path(__file__).parent / "export_results.py"), str(work), str(dest), "--merge"], check=True)   # other mixers kept
+print(f"shipped zoo written to {write_zoo(dest.parent)}")
