@@ -18,12 +18,11 @@ import matplotlib.pyplot as plt
 
 from .core import (hook_points, register_mixer, get_mixer_spec, make_mixer, mixer_names, BUILTIN_MIXER_MODULES, _MIXERS, trust_mixer, _clip, _cut)
 from .model import ModelConfig, n_params
-from .tasks import task_preset, build_datasets, MQARConfig
+from .tasks import task_preset, build_datasets
 from .runs import ConfigError, ExperimentConfig, TrainConfig, apply_overrides, check_name
-from .train import train, experiment_preset, sigterm_as_interrupt
+from .train import train, experiment_preset, sigterm_as_interrupt, SCALE_SPECS, scale_spec, scale_task
 from .interventions import (Site, resid_sites, min_accuracy_for, MIN_GAIN, MIN_EFFECT, HIGH, MARGIN, LEVEL,
                                     CONV_POSITIONS, VERDICT_POSITIONS, conv_hooks, dissect)
-from .sweep import PAPER_LRS
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 
 # %% auto #0
@@ -274,30 +273,30 @@ def param_table(name:str, d_model:int, n_layers:int=2, mixer_kwargs:dict|None=No
 TASKS = ("ar", "atr", "mqar")
 TASK_LABELS = {"ar": "AR", "atr": "ATR (easy)", "mqar": "MQAR"}
 
-def _ci_experiments() -> dict:
-    tr = TrainConfig(lr=3e-3, batch_size=64, max_steps=400, eval_every=0, checkpoint_every=0, log_every=50, seed=1)
-    model = ModelConfig(d_model=32, vocab_size=None, init="torch")
-    tasks = {"ar": task_preset("ar_32", n_keys=16, n_values=16, n_pairs=4, n_train=8192, n_dev=256, n_test=256),
-             "atr": task_preset("atr_easy", min_len=1, max_len=32, n_train=8192, n_dev=256, n_test=256),
-             "mqar": MQARConfig(n_keys=16, n_values=16, n_pairs=4, n_queries=2, n_train=8192, n_dev=256, n_test=256)}
-    return {t: ExperimentConfig(task, copy.deepcopy(model), copy.deepcopy(tr), name=f"{t}-ci") for t, task in tasks.items()}
+_PRESETS = {"ar": ("ar_32", "ar"), "atr": ("atr_easy", "atr_easy"), "mqar": ("mqar", "mqar")}   # {task: (task preset, experiment preset)}
 
-def _preset_experiments(suffix:str, d_model:int) -> dict:
+def _ci_experiments() -> dict:
+    sc = scale_spec("ci")
+    tr = TrainConfig(**sc.train, max_steps=sc.steps, eval_every=sc.eval_every, checkpoint_every=sc.eval_every)
+    model = ModelConfig(d_model=sc.d_model, vocab_size=None, init=sc.init)
+    return {t: ExperimentConfig(scale_task(task_preset(p), "ci"), copy.deepcopy(model), copy.deepcopy(tr), name=f"{t}-ci")
+            for t, (p, _) in _PRESETS.items()}
+
+def _preset_experiments(scale:str) -> dict:
     out = {}
-    for t, preset in (("ar", "ar"), ("atr", "atr_easy"), ("mqar", "mqar")):
-        cfg = experiment_preset(preset + suffix)
-        cfg.model.d_model, cfg.train.checkpoint_every = d_model, 1000
-        if t == "atr" and suffix: cfg.task = replace(cfg.task, min_len=1)   # as the stored zoo results were generated
+    for t, (_, preset) in _PRESETS.items():
+        cfg = experiment_preset(preset + ("-cpu" if scale == "cpu" else ""))   # `paper`: the preset as it is
+        cfg.model.d_model = scale_spec(scale).d_model
+        if t == "atr" and scale == "cpu": cfg.task = replace(cfg.task, min_len=1)   # as the stored zoo results were generated
         out[t] = cfg
     return out
 
-SCALES = {   # time_limit: seconds for training and dissecting one mixer at this scale (None: no limit), see `report_card`
-    "ci": dict(lrs=(3e-3, 1e-2), dissect_n=256, zoo={t: ("report_card_ci",) for t in TASKS}, time_limit=2 * 3600),
-    "cpu": dict(lrs=(1e-3, 3e-3), dissect_n=512,
-                zoo={"ar": ("ar_main", "extra_mixers"), "atr": ("atr_easy", "extra_mixers_atr"), "mqar": ("mqar",)},
-                time_limit=48 * 3600),
-    "paper": dict(lrs=tuple(PAPER_LRS), dissect_n=1024, zoo={}, time_limit=None),
-}
+_ZOO = {"ci": {t: ("report_card_ci",) for t in TASKS},
+        "cpu": {"ar": ("ar_main", "extra_mixers"), "atr": ("atr_easy", "extra_mixers_atr"), "mqar": ("mqar",)}, "paper": {}}
+_TIME_LIMIT = {"ci": 2 * 3600, "cpu": 48 * 3600, "paper": None}
+# {scale: learning rates and dissection n (from `SCALE_SPECS`), the stored zoo's folders per task, and time_limit: seconds
+# for training and dissecting one mixer at this scale (None: no limit), see `report_card`}
+SCALES = {s: dict(lrs=tuple(sc.lrs), dissect_n=sc.dissect_n, zoo=_ZOO[s], time_limit=_TIME_LIMIT[s]) for s, sc in SCALE_SPECS.items()}
 
 SCALE_NOTES = {   # the report's "what this shows and what it cannot" box, per scale
     "ci": ("A smoke test of the mixer contract and of the pipeline, not a verdict. It shows that the mixer builds, is causal, "
@@ -326,8 +325,7 @@ def next_step(mixer_arg:str, # how the mixer is named on the command line ('modu
 def scale_experiments(scale:str) -> dict:
     "{task: ExperimentConfig} of `scale` (the mixer and learning rate are filled in per run)."
     if scale not in SCALES: raise ReportCardError(f"unknown scale {scale!r}; valid scales: {', '.join(SCALES)}")
-    if scale == "ci": return _ci_experiments()
-    return _preset_experiments("-cpu" if scale == "cpu" else "", 64)
+    return _ci_experiments() if scale == "ci" else _preset_experiments(scale)
 
 # %% ../nbs/08b_report_card.ipynb #fc3b6b33
 def dissect_model(model, ds, n:int=256, seed:int=0, query:int|None=None) -> dict:

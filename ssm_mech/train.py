@@ -23,9 +23,10 @@ from .runs import (ConfigError, ExperimentConfig, TrainConfig, Run, prepare_run_
 from .runs import apply_overrides   # noqa: F401  (re-exported: chapters import it beside the presets)
 
 # %% auto #0
-__all__ = ['EXPERIMENT_PRESETS', 'lr_at', 'crop_to_labels', 'label_positions', 'supervised_loss', 'evaluate', 'save_checkpoint',
-           'checkpoints', 'latest_checkpoint', 'load_checkpoint', 'RunResult', 'steps_per_epoch', 'total_steps',
-           'epoch_order', 'train', 'sigterm_as_interrupt', 'progress_bar', 'cpu_scale', 'experiment_preset']
+__all__ = ['EXPERIMENT_PRESETS', 'SCALE_SPECS', 'lr_at', 'crop_to_labels', 'label_positions', 'supervised_loss', 'evaluate',
+           'save_checkpoint', 'checkpoints', 'latest_checkpoint', 'load_checkpoint', 'RunResult', 'steps_per_epoch',
+           'total_steps', 'epoch_order', 'train', 'sigterm_as_interrupt', 'progress_bar', 'SweepScale', 'Scale',
+           'scale_spec', 'scale_task', 'cpu_scale', 'experiment_preset']
 
 # %% ../nbs/05_train.ipynb #19fc9dda
 def lr_at(step:int, total:int, peak:float, warmup_frac:float=0.1, schedule:str="cosine") -> float:
@@ -366,20 +367,86 @@ def _paper_presets() -> dict:
 
 EXPERIMENT_PRESETS = _paper_presets()
 
+# %% ../nbs/05_train.ipynb #sc05a002
+@dataclass(frozen=True)
+class SweepScale:
+    "How the sweep presets (`ssm_mech.sweep.SWEEP_PRESETS`) size their grids at one scale."
+    widths: tuple                    # model.d_model axis
+    lrs: tuple                       # train.lr axis (grids with a further axis keep the largest only)
+    overrides: dict                  # dotted overrides every run of the preset shares
+    atr_overrides: dict              # further overrides of a preset whose base is an ATR task
+    suffix: str                      # the experiment preset the grid starts from: its base name + this ("" or "-cpu")
+
+@dataclass(frozen=True)
+class Scale:
+    "One scale of experiment: what it is for, what it cannot show, and every size it sets."
+    name: str
+    purpose: str                     # what the scale is for
+    limits: str                      # what it cannot show
+    d_model: int                     # model width of the report card's models
+    steps: int | None                # optimiser steps of one run (None: the preset's epochs)
+    eval_every: int                  # steps between evaluations and checkpoints at `steps` (0: at the end only)
+    tasks: dict                      # {task kind: task fields the scale sets}; an ATR `max_len` is a ceiling
+    train: dict                      # further `TrainConfig` fields the scale sets
+    init: str | None                 # model initialisation (None: the preset's, zoology's N(0, 0.02))
+    lrs: tuple                       # learning rates the report card trains at this scale
+    dissect_n: int                   # test examples a dissection patches
+    sweep: SweepScale | None         # how sweep presets size their grids at this scale (None: none is sized so)
+
+SCALE_SPECS = {
+    "ci": Scale(
+        "ci", purpose="a smoke test: the mixer contract and the whole pipeline (train, patch, dissect) in minutes on a CPU",
+        limits="no verdict: 400 steps at d = 32 (or 100 steps at d = 16 in the sweep presets' `-cpu` twins) are too "
+               "few for most mixers, attention included, to learn AR",
+        d_model=32, steps=400, eval_every=0,
+        tasks={"ar": dict(n_keys=16, n_values=16, n_pairs=4, n_train=8192, n_dev=256, n_test=256),
+               "atr": dict(min_len=1, max_len=32, n_train=8192, n_dev=256, n_test=256),
+               "mqar": dict(n_keys=16, n_values=16, n_pairs=4, n_queries=2, n_train=8192, n_dev=256, n_test=256)},
+        train=dict(lr=3e-3, batch_size=64, log_every=50, seed=1), init="torch", lrs=(3e-3, 1e-2), dissect_n=256,
+        sweep=SweepScale(widths=(16,), lrs=(1e-3, 3e-3), suffix="-cpu",
+                         overrides={"task.n_train": 2048, "task.n_dev": 256, "task.n_test": 256, "train.max_steps": 100,
+                                    "train.eval_every": 50, "train.log_every": 25, "train.checkpoint_every": 50},
+                         atr_overrides={"task.max_len": 32})),
+    "cpu": Scale(
+        "cpu", purpose="the chapters' CPU-medium protocol (the `-cpu` experiment presets): accuracy and mechanism of "
+                       "each mixer in hours on a CPU, the scale of the stored CPU zoo",
+        limits="what the paper's data and budget give (vocabularies of 8,192, 16 to 32 epochs, five learning rates), "
+               "nor how a verdict varies over seeds",
+        d_model=64, steps=5000, eval_every=1000,
+        tasks={"ar": dict(n_keys=32, n_values=32, n_pairs=4, n_train=20_000, n_dev=512, n_test=512, min_pairs=None),
+               "atr": dict(n_train=20_000, n_dev=512, n_test=512, max_len=64),
+               "mqar": dict(n_keys=32, n_values=32, n_pairs=4, n_queries=2, n_train=20_000, n_dev=512, n_test=512)},
+        train=dict(lr=1e-3, seed=1, log_every=50), init="torch", lrs=(1e-3, 3e-3), dissect_n=512, sweep=None),
+    "paper": Scale(
+        "paper", purpose="the paper's data and protocol (the experiment presets as they are): accuracy comparable "
+                         "with the paper's reported numbers",
+        limits="an architecture's mechanism from one seed: a verdict is one model's until repeated over seeds",
+        d_model=64, steps=None, eval_every=1000, tasks={}, train={}, init=None,
+        lrs=(3e-5, 1e-4, 3e-4, 1e-3, 3e-3), dissect_n=1024,
+        sweep=SweepScale(widths=(16, 32, 64, 128, 256), lrs=(3e-5, 1e-4, 3e-4, 1e-3, 3e-3), overrides={},
+                         atr_overrides={}, suffix="")),
+}
+
+def scale_spec(name:str) -> Scale:
+    "The scale `name` of `SCALE_SPECS`."
+    if name not in SCALE_SPECS: raise ValueError(f"unknown scale {name!r}; valid scales: {', '.join(SCALE_SPECS)}")
+    return SCALE_SPECS[name]
+
+def scale_task(task, scale:str):
+    "A copy of the task config `task` with the sizes scale `scale` sets for its kind (an ATR `max_len` only lowered)."
+    sizes = dict(scale_spec(scale).tasks.get(task.task, {}))
+    if task.task == "atr" and "max_len" in sizes: sizes["max_len"] = min(task.max_len, sizes["max_len"])
+    return replace(task, **sizes)
+
 # %% ../nbs/05_train.ipynb #b8c14959
-def cpu_scale(cfg:ExperimentConfig, steps:int=5000) -> ExperimentConfig:
-    "A copy of `cfg` sized for a CPU: smaller task, `steps` optimiser steps, frequent evaluation."
-    task = cfg.task
-    if task.task == "ar":
-        task = replace(task, n_keys=32, n_values=32, n_pairs=4, n_train=20_000, n_dev=512, n_test=512,
-                       min_pairs=None)
-    elif task.task == "mqar":
-        task = replace(task, n_keys=32, n_values=32, n_pairs=4, n_queries=2, n_train=20_000, n_dev=512, n_test=512)
-    else:
-        task = replace(task, n_train=20_000, n_dev=512, n_test=512, max_len=min(task.max_len, 64))
-    train = replace(cfg.train, lr=1e-3, max_steps=steps, seed=1, eval_every=max(1, steps // 5),
-                    checkpoint_every=max(1, steps // 5), log_every=50)
-    return replace(cfg, task=task, train=train, model=replace(cfg.model, init="torch"), name=f"{cfg.name}-cpu")
+def cpu_scale(cfg:ExperimentConfig, steps:int|None=None) -> ExperimentConfig:
+    "A copy of `cfg` at the `cpu` scale: its task sizes, `steps` optimiser steps (None: the scale's) and as many evaluations."
+    sc = scale_spec("cpu")
+    steps = sc.steps if steps is None else steps
+    every = max(1, steps // (sc.steps // sc.eval_every))   # five evaluations and checkpoints per run
+    train = replace(cfg.train, **sc.train, max_steps=steps, eval_every=every, checkpoint_every=every)
+    return replace(cfg, task=scale_task(cfg.task, "cpu"), train=train, model=replace(cfg.model, init=sc.init),
+                   name=f"{cfg.name}-cpu")
 
 def experiment_preset(name:str) -> ExperimentConfig:
     "The experiment preset `name` (`-cpu` suffix: its CPU-sized variant)."

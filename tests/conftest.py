@@ -40,11 +40,11 @@ CLI = [sys.executable, "-c", "import sys; from ssm_mech.cli import main; sys.exi
 # consecutive tests, and the chapters collected last (several minutes together) ended the suite on one worker
 # while the other idled: 30 min of wall time for 17 min of tests per worker. Ordered by the durations of a
 # full `pytest -n 2 --durations=60` run; a test missing from the list keeps its place after these.
-SLOW_FIRST = ["test_notebook[06b_experiments.ipynb]", "test_saved_outputs_reproduce[01_tasks.ipynb]",
-              "test_notebook[05_train.ipynb]", "test_site_pages_in_browser", "test_notebook[07_sweep.ipynb]",
-              "test_saved_outputs_reproduce[01b_pcfg.ipynb]", "test_notebook[17_your_mixer.ipynb]",
-              "test_notebook[08_viz.ipynb]", "test_notebook[08c_explorer.ipynb]", "test_notebook[01_tasks.ipynb]", "test_notebook[01b_pcfg.ipynb]",
-              "test_notebook[06a_fast_patching.ipynb]", "test_notebook[05b_packed.ipynb]", "test_notebook[10_ar_main.ipynb]",
+SLOW_FIRST = ["test_notebook[07c_experiments.ipynb]", "test_saved_outputs_reproduce[01b_tasks.ipynb]",
+              "test_notebook[05_train.ipynb]", "test_site_pages_in_browser", "test_notebook[08_sweep.ipynb]",
+              "test_saved_outputs_reproduce[01_pcfg.ipynb]", "test_notebook[17_your_mixer.ipynb]",
+              "test_notebook[07b_viz.ipynb]", "test_notebook[07a_explorer.ipynb]", "test_notebook[01b_tasks.ipynb]", "test_notebook[01_pcfg.ipynb]",
+              "test_notebook[06_fast_patching.ipynb]", "test_notebook[05b_packed.ipynb]", "test_notebook[10_ar_main.ipynb]",
               "test_notebook[09_cli.ipynb]", "test_notebook[index.ipynb]", "test_notebook[12_atr.ipynb]",
               "test_notebook[11_conv_ablations.ipynb]", "test_notebook[16_sibling.ipynb]", "test_notebook[15_positions.ipynb]",
               "test_notebook[13_generalisation.ipynb]", "test_notebook[14_depth.ipynb]"]

@@ -192,7 +192,7 @@ def test_page_checks_on_made_up_pages():
     ok = {"differ": True, "firstScreen": "We have run 29 of the paper's 295 reported cells on its own data: 23 agree with its accuracy and 6 differ.",
           "text": "Every run has finished."}
     assert page_checks("14_depth", ok, settled=lambda s: True) == [] and page_checks("index", ok) == []
-    assert page_checks("08_viz", {}) == []                                       # neither a chapter nor the index
+    assert page_checks("07b_viz", {}) == []                                       # neither a chapter nor the index
     stale = {**ok, "text": "Dashed: still running."}
     assert [c for c, _ in page_checks("14_depth", stale, settled=lambda s: True)] == ["stale-status"]
     assert page_checks("14_depth", stale, settled=lambda s: False) == []         # a sweep still running may say so
@@ -324,11 +324,11 @@ def compare(found: dict[tuple[str, str], list[str]], known: set[tuple[str, str]]
 
 
 def test_compare_reports_new_and_fixed():
-    found = {("10_ar_main", "truncated-table"): ["table 2: …"], ("08_viz", "widget-repr"): ["VBox(children="]}
-    known = {("08_viz", "widget-repr"), ("06_interventions", "large-stderr")}
+    found = {("10_ar_main", "truncated-table"): ["table 2: …"], ("07b_viz", "widget-repr"): ["VBox(children="]}
+    known = {("07b_viz", "widget-repr"), ("06d_interventions", "large-stderr")}
     msgs = compare(found, known)
     assert msgs == ["10_ar_main: truncated-table — table 2: …",
-                    f"06_interventions: large-stderr — listed in {KNOWN.name} but no longer occurs: delete the line"]
+                    f"06d_interventions: large-stderr — listed in {KNOWN.name} but no longer occurs: delete the line"]
     assert compare({("a", "b"): ["x"]}, {("a", "b")}) == []
 
 
@@ -466,7 +466,7 @@ def test_embedded_explorer_controls_change_the_views(browser, site):
     srv, pages = site
     holders = [stem for stem in pages if "ssm-explorer-data" in (ROOT / "nbs" / f"{stem}.ipynb").read_text(encoding="utf-8")]
     assert holders, "no notebook stores an embedded explorer (a `.ssm-explorer` output)"
-    browser.open(srv.url + pages[holders[0]])   # the page that embeds it (08_viz before the explorer had its own page)
+    browser.open(srv.url + pages[holders[0]])   # the page that embeds it (07b_viz before the explorer had its own page)
     r = browser.eval(EXPLORER_JS)
     assert "error" not in r, r
     steps = {s["what"]: s for s in r["steps"]}

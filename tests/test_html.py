@@ -161,7 +161,7 @@ def _embedded_explorer(body: str) -> tuple[str, dict]:
 
 def test_explorer_page_embeds_every_control_state():
     "The explorer page carries the static explorer: its controls, the script that redraws it, and its data for every value of every control."
-    body = render_notebook(ROOT / "nbs" / "08c_explorer.ipynb")["body"]
+    body = render_notebook(ROOT / "nbs" / "07a_explorer.ipynb")["body"]
     uid, snap = _embedded_explorer(body)
     # the page leads with the explorer: nothing but the title and one paragraph before it
     assert body.index('class="ssm-explorer"') < body.index("<h2") and body[:body.index('class="ssm-explorer"')].count("<p>") <= 2

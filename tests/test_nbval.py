@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-STABLE = ["01_tasks.ipynb", "01b_pcfg.ipynb", "04_model.ipynb"]
+STABLE = ["01b_tasks.ipynb", "01_pcfg.ipynb", "04_model.ipynb"]
 
 
 def numbered_copy(nb_path: Path, dest_dir: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Publishing a sweep (nbs/07c_publish.ipynb): the two scripts that other scripts call are the package's functions
+"""Publishing a sweep (nbs/08a_publish.ipynb): the two scripts that other scripts call are the package's functions
 with the same arguments, and the README of a stored results folder is what `readme_text` writes from its data."""
 import csv, filecmp, json, shutil, subprocess, sys
 from pathlib import Path

@@ -20,7 +20,7 @@ def test_stored_sites_are_hook_points(table):
     assert sites <= hooks, f"{table}: {sorted(sites - hooks)} are not hook points of a {cfg.model.mixer} model"
 
 
-# The stored sweeps as the reader sees them, and the scoreboard against the paper's numbers (07b_results).
+# The stored sweeps as the reader sees them, and the scoreboard against the paper's numbers (07_results).
 import tomllib
 
 from ssm_mech.results import (CELL, StoredSweep, cell_status, is_paper_scale, paper_cell, paper_numbers, paper_runs,
@@ -109,7 +109,7 @@ def test_stored_sweep_keeps_run_ids_inside(tmp_path):
     assert s.config("absent") == {} and s.mechanism("absent") is None and len(s.patching("absent")) == 0   # plain ids as before
 
 
-# The reader's questions the chapters ask (07b_results: effect, queries, status_text, chosen_runs, mixer_verdicts).
+# The reader's questions the chapters ask (07_results: effect, queries, status_text, chosen_runs, mixer_verdicts).
 from ssm_mech.results import MIN_EFFECT, chosen_runs, finding_word, accuracy_checks, mixer_verdicts
 
 PATCHED = sorted({p.parents[1] for p in TABLES})

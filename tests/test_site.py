@@ -26,8 +26,8 @@ def test_sidebar_lists_every_notebook_once_in_reading_order():
     assert sorted(listed) == sorted(p.name for p in NBS.glob("*.ipynb")), "sidebar.yml and nbs/ disagree"
     assert len(listed) == len(set(listed))
     # the front door first (index, glossary), then the paper's experiments, the explorer, and the library in reading order
-    order = ["index", "glossary", "10_ar_main", "17_your_mixer", "08_viz", "01_tasks", "02_mixers", "04_model", "05_train",
-             "05b_packed", "06_interventions", "06a_fast_patching", "07_sweep", "07b_results"]
+    order = ["index", "glossary", "10_ar_main", "17_your_mixer", "07b_viz", "01b_tasks", "02_mixers", "04_model", "05_train",
+             "05b_packed", "06d_interventions", "06_fast_patching", "08_sweep", "07_results"]
     idx = [listed.index(f"{n}.ipynb") for n in order]
     assert idx == sorted(idx), f"reading order broken: {listed}"
     assert listed[:2] == ["index.ipynb", "glossary.ipynb"], "the glossary sits right after the index"

@@ -72,7 +72,7 @@ def navbar_links(nbs: Path = NBS) -> list[dict]:
 
 
 def page_name(nb: Path | str) -> str:
-    "The site's page for a notebook: nbdev/Quarto drop the numeric prefix (`01_tasks.ipynb` → `tasks.html`)."
+    "The site's page for a notebook: nbdev/Quarto drop the numeric prefix (`01b_tasks.ipynb` → `tasks.html`)."
     name = Path(nb).name
     return re.sub(r"^\d+[a-zA-Z0-9]*_", "", name.lower()).rsplit(".", 1)[0] + ".html"
 

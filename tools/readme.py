@@ -29,7 +29,7 @@ BRANCH = REPO + "/blob/main/"
 
 
 def page_name(nb: str) -> str:
-    "The docs site's page of a notebook: nbdev/Quarto drop the numeric prefix (`01_tasks.ipynb` → `tasks.html`)."
+    "The docs site's page of a notebook: nbdev/Quarto drop the numeric prefix (`01b_tasks.ipynb` → `tasks.html`)."
     return re.sub(r"^\d+[a-zA-Z0-9]*_", "", nb.lower()).rsplit(".", 1)[0] + ".html"
 
 
