@@ -31,7 +31,7 @@ def _softmax_dtype(t: torch.Tensor) -> torch.dtype:
 @register_mixer("attention", doc="multi-head softmax attention (1 head in the paper)")
 class MHA(nn.Module):
     "Causal multi-head softmax attention, as zoology's `MHA`."
-    reads_one = True  # with `out_at` (the last block of a patched run), queries and pattern rows at that position only
+    # declares `reads_one` (below): with `out_at` (the last block of a patched run), queries and pattern rows at that position only
     def __init__(self, d_model:int, # model width d
                  n_heads:int=1, # number of heads H; must divide d_model
                  bias:bool=False): # bias of the qkv projection (the output projection always has one)
@@ -405,6 +405,7 @@ class PatchHints:
     same_run: dict = field(default_factory=dict)   # {hook: 'out' or another hook}: a position-wise map onto it at the same position
     window_rows: int = 1024                        # rows per patched forward
     sparse_window: bool = False                    # other positions reach t only through `seq_full` keys and values
+    reads_one: bool = False                        # forward honours `out_at`: in a patched run's last block it returns the read position only
 
     def __post_init__(self):
         r, s, w = self.readout_hooks, self.same_run, self.window_rows
@@ -415,6 +416,7 @@ class PatchHints:
             raise ValueError(f"same_run must map hook names ('hook_…') to 'out' or another hook name, got {s!r}")
         if isinstance(w, bool) or not isinstance(w, int) or w < 1: raise ValueError(f"window_rows must be an integer >= 1, got {w!r}")
         if not isinstance(self.sparse_window, bool): raise ValueError(f"sparse_window must be True or False, got {self.sparse_window!r}")
+        if not isinstance(self.reads_one, bool): raise ValueError(f"reads_one must be True or False, got {self.reads_one!r}")
         object.__setattr__(self, "readout_hooks", tuple(r)); object.__setattr__(self, "same_run", dict(s))
 
 _PATCH_HINTS: dict[str, PatchHints] = {}
@@ -440,9 +442,9 @@ def patch_hints(name:str) -> PatchHints: # a registered mixer name
 
 # %% ../nbs/02_mixers.ipynb #7b409f8e
 _QYO = {"hook_y": "out"}   # the output projection is a position-wise map of hook_y
-declare_patch_hints("attention", readout_hooks=("hook_q", "hook_pattern", "hook_y"), same_run=_QYO, sparse_window=True)
+declare_patch_hints("attention", readout_hooks=("hook_q", "hook_pattern", "hook_y"), same_run=_QYO, sparse_window=True, reads_one=True)
 declare_patch_hints("mamba", readout_hooks=("hook_C", "hook_ssm_out", "hook_gate", "hook_y"), window_rows=256,
-                    same_run={"hook_y": "out", "hook_conv_out": "hook_ssm_in"})   # SiLU maps the conv output onto the scan's input
+                    same_run={"hook_y": "out", "hook_conv_out": "hook_ssm_in"}, reads_one=True)   # SiLU maps the conv output onto the scan's input
 declare_patch_hints("deltanet", readout_hooks=("hook_q", "hook_y"))
 declare_patch_hints("mamba2", readout_hooks=("hook_C", "hook_ssm_out", "hook_gate", "hook_y"))
 declare_patch_hints("gla", readout_hooks=("hook_q", "hook_gate", "hook_y"))
@@ -450,4 +452,4 @@ declare_patch_hints("gated_deltanet", readout_hooks=("hook_q", "hook_gate", "hoo
 declare_patch_hints("retnet", readout_hooks=("hook_q", "hook_gate", "hook_y"), same_run=_QYO, sparse_window=True)
 declare_patch_hints("rwkv7", readout_hooks=("hook_q", "hook_gate", "hook_y"), same_run=_QYO)
 declare_patch_hints("hgrn2", readout_hooks=("hook_q", "hook_y"), same_run=_QYO)
-declare_patch_hints("fox", readout_hooks=("hook_q", "hook_pattern", "hook_y"), same_run=_QYO, sparse_window=True)
+declare_patch_hints("fox", readout_hooks=("hook_q", "hook_pattern", "hook_y"), same_run=_QYO, sparse_window=True, reads_one=True)

@@ -18,7 +18,7 @@ from safetensors.torch import save_file, load_file
 
 from .core import (HookPoint, RMSNorm, atomic_write, hook_points, make_mixer, get_mixer_spec, pick_device, seq_full,
                            UntrustedMixerError, check_mixer_kwargs, _clip, _cut)
-from .mixers import MLP
+from .mixers import MLP, patch_hints
 
 # %% auto #0
 __all__ = ['MODEL_LIMITS', 'MAX_TABLE', 'ModelConfig', 'Block', 'LanguageModel', 'init_zoology', 'n_params', 'save_model',
@@ -78,6 +78,7 @@ class Block(nn.Module):
         self.kind = cfg.block
         self.norm1 = nn.LayerNorm(d, eps=1e-5) if self.kind == "transformer" else RMSNorm(d)
         self.mixer = make_mixer(cfg.mixer, d, layer_idx=layer_idx, n_layers=cfg.n_layers, **cfg.mixer_kwargs)
+        self.reads_one = patch_hints(cfg.mixer).reads_one   # the mixer returns only the read position when given `out_at`
         self.hook_resid_pre, self.hook_mixer_in, self.hook_mixer_out = HookPoint(), HookPoint(), HookPoint()
         self.hook_resid_post = HookPoint()
         if self.kind == "transformer":
@@ -89,7 +90,7 @@ class Block(nn.Module):
                 cache=None, # a `SuffixCache` (recording, or a window of per-example suffixes)
                 last=None): # (b,) the one position per row whose output is needed (the last block of a patched run, or of a training step)
         r = self.hook_resid_pre(r)
-        one = last is not None and cache is not None and getattr(self.mixer, "reads_one", False)  # the mixer returns only position `last`
+        one = last is not None and cache is not None and self.reads_one    # the mixer returns only position `last`
         at = None if cache is None else cache.at                           # (b, W): the window's positions
         if one: cache.out_at = last
         try: m = self._mix(self.hook_mixer_in(self.norm1(r)), cache)      # (b, W, d), or (b, 1, d)

@@ -589,7 +589,7 @@ def forgetting_attention(q, # (b, l, h, e) queries
 @register_mixer("fox", doc="Forgetting Transformer: softmax attention with a data-dependent forget gate per head, no positions")
 class FoX(nn.Module):
     "Forgetting attention (FoX, the basic layer): causal softmax attention with the forget-gate bias $c_i - c_j$."
-    reads_one = True  # with `out_at` (the last block of a patched run), queries and pattern rows at that position only
+    # declares `reads_one` (`ssm_mech.mixers.PatchHints`): with `out_at` (the last block of a patched run), queries and pattern rows at that position only
     def __init__(self, d_model:int,
                  n_heads:int=1): # H; must divide d_model
         super().__init__()

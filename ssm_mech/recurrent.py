@@ -153,7 +153,7 @@ def _inv_softplus_dt(n:int, dt_min:float, dt_max:float, dt_init_floor:float):
 @register_mixer("mamba", block="mamba", doc="Mamba-1 selective SSM (d_state 16, expand 2, short conv d_conv)")
 class Mamba(nn.Module):
     "Mamba-1 mixer: short causal conv, selective diagonal SSM, SiLU gate."
-    reads_one = True  # with `out_at` (the last block of a patched run): C, the gate and the output projection at that position only
+    # declares `reads_one` (`ssm_mech.mixers.PatchHints`): with `out_at` (the last block of a patched run), C, the gate and the output projection at that position only
     def __init__(self, d_model:int,
                  d_state:int=16, # N, state size per channel
                  d_conv:int=4, # k, conv width; 0 = no convolution (weights of width 4 kept, unused)
