@@ -19,15 +19,15 @@ from fastcore.basics import patch
 from .core import atomic_write
 from .runs import ConfigError, inside, sweep_run, read_yaml, load_yaml
 from .interventions import accuracy_interval, VERDICT_POSITIONS, CONV_POSITIONS
-from .verdict import MIN_EFFECT as _VERDICT_MIN_EFFECT
+from .verdict import MIN_EFFECT   # a corruption matters when O - C exceeds this; below it an association divides by noise
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
-           'AGREE_MARGIN', 'MIN_EFFECT', 'PAPER_SEED', 'PAPER_SELECT', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect',
-           'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
-           'first_step_at', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant',
-           'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps',
-           'paper_runs', 'scoreboard', 'chosen_runs', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
+           'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect', 'final_metrics',
+           'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve', 'first_step_at',
+           'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant', 'paper_cell',
+           'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps', 'paper_runs',
+           'scoreboard', 'chosen_runs', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -113,7 +113,7 @@ def best_by_dev(df, by=("model.mixer", "model.d_model"), metric:str="acc", selec
     chosen[f"{report}_{metric}"] = chosen["run_id"].map(rep)
     return chosen[list(by) + [lr, f"{select}_{metric}", f"{report}_{metric}", "run_id"]]
 
-def mechanism_filter(df, min_effect:float=_VERDICT_MIN_EFFECT, column:str|None=None):
+def mechanism_filter(df, min_effect:float=MIN_EFFECT, column:str|None=None):
     "Rows of runs whose mechanistic O - C (a `mech.*o_minus_c` column) exceeds `min_effect`."
     cands = [column] if column else [c for c in df.columns if c.startswith("mech.") and c.endswith("o_minus_c")]
     if not cands or cands[0] not in df.columns:
@@ -380,8 +380,6 @@ def best(self:StoredSweep, by=("model.mixer", "model.d_model"), metric:str="acc"
     return best_over_lr(t.rename(columns={"state": "status"}), by, metric, split)
 
 # %% ../nbs/07_results.ipynb #b819b046
-MIN_EFFECT = _VERDICT_MIN_EFFECT   # `ssm_mech.verdict.MIN_EFFECT`: a corruption matters when O - C exceeds this; below it an association divides by noise
-
 @patch
 def effect(self:StoredSweep, run_id:str, corruption:str="key") -> float:
     "O − C of a run under `corruption`, from its patching table (every site of one corruption shares O and C); NaN where none is stored."
