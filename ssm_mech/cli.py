@@ -144,6 +144,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="time limit of training and dissecting the mixer; past it the card stops with a failed check "
                         "(default: the scale's, 2 h at ci, 48 h at cpu, none at paper; 0: none). It interrupts Python code, "
                         "not one long call into torch's C++, which is waited out")
+    r.add_argument("--stored", action="store_true",
+                   help="draw the card of a registered mixer from its stored runs at --scale (ci or cpu; needs a checkout's "
+                        "results/ or --results): nothing is trained")
     r.add_argument("--no-progress", action="store_true")
     _allow_threads(r)
     return p
@@ -284,6 +287,16 @@ def _run(args) -> int:
         dest = Path(args.dirs[-1])
         export_sweep(args.dirs[:-1], dest, merge=args.merge)
         if not args.no_readme and (dest / "sweep.yaml").exists(): print(f"{write_readme(dest)} written")
+    elif args.cmd == "report-card" and args.stored:
+        from ssm_mech.report import report_card_from_results
+        moot = [f for f, v in (("overrides", args.overrides), ("--name", args.name), ("--pos-emb", args.pos_emb is not None),
+                               ("--runs", args.runs), ("--train-timeout", args.train_timeout is not None)) if v]
+        if moot: raise ValueError(f"report-card --stored trains nothing, so {', '.join(moot)} cannot apply; leave "
+                                  f"{'it' if len(moot) == 1 else 'them'} out, or drop --stored to train the mixer")
+        card = report_card_from_results(args.mixer, scale=args.scale, out=args.out, results_dir=args.results,
+                                        check_seconds=args.check_timeout or None)
+        print(card.mechanisms[["task", "query", "accuracy", "mechanism"]].to_string(index=False))
+        print(f"report card written to {card.path}/report.html (from stored runs)")
     elif args.cmd == "report-card":
         from ssm_mech.report import report_card, next_step
         if str(Path.cwd()) not in sys.path: sys.path.insert(0, str(Path.cwd()))   # MODULE:CLASS from the working directory

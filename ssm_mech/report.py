@@ -21,8 +21,9 @@ from .model import ModelConfig, n_params
 from .tasks import task_preset, build_datasets
 from .runs import ConfigError, ExperimentConfig, TrainConfig, apply_overrides, check_name
 from .train import train, experiment_preset, sigterm_as_interrupt, SCALE_SPECS, scale_spec, scale_task
-from .interventions import (Site, resid_sites, min_accuracy_for, MIN_GAIN, MIN_EFFECT, HIGH, MARGIN, LEVEL,
-                                    CONV_POSITIONS, VERDICT_POSITIONS, conv_hooks, dissect)
+from .interventions import (Site, resid_sites, min_accuracy_for, MIN_ACCURACY, MIN_GAIN, MIN_EFFECT, HIGH, MARGIN, LEVEL,
+                                    CONV_POSITIONS, VERDICT_POSITIONS, conv_hooks, dissect, Dissection)
+from .results import StoredSweep
 from .viz import model_table, plot_association_scatter, plot_restoration_heatmap, mixer_colors, MIXER_ORDER
 
 # %% auto #0
@@ -31,7 +32,7 @@ __all__ = ['TASKS', 'TASK_LABELS', 'SCALES', 'SCALE_NOTES', 'NEXT_SCALE', 'ZOO_C
            'contract_table', 'raise_on_fatal', 'mixer_params', 'param_table', 'next_step', 'scale_experiments',
            'dissect_model', 'zoo_dir', 'find_results_dir', 'zoo_models', 'zoo_label', 'derive_zoo', 'write_zoo',
            'render_markdown', 'render_html', 'clean_stale', 'write_report_folder', 'ReportCard', 'default_threads',
-           'math_threads', 'report_card']
+           'math_threads', 'report_card', 'report_card_from_results']
 
 # %% ../nbs/08b_report_card.ipynb #f3325fb6
 class ReportCardError(ValueError):
@@ -587,8 +588,9 @@ def _accuracy_figure(runs, zoo, name):
     fig, axes = plt.subplots(1, len(TASKS), figsize=(3.4 * len(TASKS), 2.9), sharex=True)
     for ax, t in zip(np.atleast_1d(axes), TASKS):
         z = zoo.get(t, pd.DataFrame())
-        mixers = (list(z["model.mixer"]) if len(z) else []) + [name]
-        accs = (list(z["test_acc"].astype(float)) if len(z) else []) + [runs[(runs.task == t) & runs.chosen].test_acc.iloc[0]]
+        mine = runs[(runs.task == t) & runs.chosen]                 # none: a card from stored runs without this task
+        mixers = (list(z["model.mixer"]) if len(z) else []) + [name] * len(mine)
+        accs = (list(z["test_acc"].astype(float)) if len(z) else []) + list(mine.test_acc.astype(float))
         cols = mixer_colors(mixers)
         ax.barh(range(len(mixers)), accs, color=[cols[m] for m in mixers],
                 edgecolor=["black" if m == name else "none" for m in mixers], linewidth=1.5)
@@ -602,11 +604,11 @@ def _scatter_figure(mech, zoo, name):
     fig, axes = plt.subplots(1, len(TASKS), figsize=(3.6 * len(TASKS), 3.5))
     for ax, t in zip(np.atleast_1d(axes), TASKS):
         z = zoo.get(t, pd.DataFrame())
-        m = mech[(mech.task == t) & (mech["query"].isna() | (mech["query"] == 0))].iloc[0]
-        row = {"model.mixer": name, "mech.association.value": m["assoc_value"], "mech.association.query": m["assoc_query"],
-               "mech.o_minus_c": m["o_minus_c"]}
+        sel = mech[(mech.task == t) & (mech["query"].isna() | (mech["query"] == 0))] if len(mech) else mech
         cols = ["model.mixer", "mech.association.value", "mech.association.query", "mech.o_minus_c"]
-        table = pd.concat([z[cols] if len(z) and set(cols) <= set(z.columns) else pd.DataFrame(columns=cols), pd.DataFrame([row])],
+        mine = [pd.DataFrame([{"model.mixer": name, "mech.association.value": m["assoc_value"], "mech.association.query": m["assoc_query"],
+                               "mech.o_minus_c": m["o_minus_c"]} for _, m in sel.iloc[:1].iterrows()], columns=cols)]
+        table = pd.concat([z[cols] if len(z) and set(cols) <= set(z.columns) else pd.DataFrame(columns=cols), *mine],
                           ignore_index=True).dropna(subset=cols[1:3])
         if table.empty: ax.set_axis_off(); ax.set_title(f"{TASK_LABELS[t]}: no dissected model", fontsize=9); continue
         with warnings.catch_warnings():                           # no model above the effect threshold: an empty legend
@@ -738,10 +740,110 @@ def _report_card(mixer, scale, out, name, mixer_kwargs, pos_emb, overrides, lrs,
     path = write_report_folder(out, files)
     return ReportCard(path, name, scale, checks, runs, mechs.drop(columns=["summary"]), time.time() - t0, page)
 
+# %% ../nbs/08b_report_card.ipynb #5a0c4e01
+def _stored_runs(name:str, task:str, scale:str, d:int, root:Path) -> list:
+    "[(StoredSweep, row)] of `name`'s finished 2-layer runs at width `d` on `task` in the zoo folders of `scale`."
+    found = []
+    for folder in SCALES[scale]["zoo"].get(task, ()):
+        if not (root / folder).is_dir(): continue
+        try:
+            sw = StoredSweep(root / folder); r = sw.runs()
+        except Exception as e: raise ReportCardError(_unusable(root / folder, e)) from None
+        need = {"model.mixer", "model.d_model", "model.n_layers", "task.task", "train.lr"}
+        if r.empty or not need <= set(r.columns): continue
+        r = r[(r["model.mixer"] == name) & (r["state"] == "finished") & (r["task.task"] == task)
+              & (r["model.d_model"].astype(float) == d) & (r["model.n_layers"].astype(float) == 2)]
+        found += [(sw, row) for _, row in r.iterrows()]
+    return found
+
+def _conv_of(p:pd.DataFrame) -> dict:
+    "{hook: {position: association}} of the first layer's convolution hooks under key corruption, from a stored patching table."
+    if p.empty or not {"corruption", "hook", "layer", "position", "association"} <= set(p.columns): return {}
+    p = p[(p["corruption"] == "key") & (p["layer"] == 0) & p["hook"].astype(str).str.contains("conv") & p["position"].isin(CONV_POSITIONS)]
+    return {h: {q: float(a) for q, a in zip(g["position"], g["association"])} for h, g in p.groupby("hook", sort=False)}
+
+def _stored_mechs(t:str, sw, row, d:Dissection) -> list[dict]:
+    "The report's mechanism rows of one stored run: one, or on MQAR one per stored query (`queries/<id>.json`)."
+    gate = d.min_accuracy if d.min_accuracy is not None else (MIN_ACCURACY if t != "atr" else np.nan)
+    base = dict(task=t, lr=float(row["train.lr"]), gate=gate, floor=d.baseline, summary=d.summary, conv=d.conv_binding or _conv_of(d.summary))
+    per_q = sw.queries(row["run_id"]) if t == "mqar" else pd.DataFrame()
+    if len(per_q):
+        return [{**base, "query": int(q["query"]), "accuracy": q["accuracy"], "mechanism": q["mechanism"], "reason": q["reason"],
+                 "o_minus_c": q["o_minus_c"], "layer": q["layer"], "conv": q["conv_binding"] or base["conv"],
+                 **{f"assoc_{p}": q[f"association.{p}"] for p in VERDICT_POSITIONS},
+                 **{f"ci_{p}": q[f"interval.{p}"] for p in VERDICT_POSITIONS}} for _, q in per_q.iterrows()]
+    a, ci = d.association or {}, d.interval or {}
+    return [{**base, "query": 0 if t == "mqar" else None, "accuracy": d.accuracy, "mechanism": d.mechanism, "reason": d.reason,
+             "o_minus_c": d.o_minus_c, "layer": d.layer, **{f"assoc_{p}": a.get(p) for p in VERDICT_POSITIONS},
+             **{f"ci_{p}": ci.get(p) for p in VERDICT_POSITIONS}}]
+
+def report_card_from_results(mixer:str,             # a registered mixer name with stored runs, as `model.mixer` names it
+                             scale:str="cpu",       # a scale whose zoo is stored: "ci" or "cpu" (see `SCALES`)
+                             out=None,              # report folder (default: report_card_<mixer>_<scale>_stored)
+                             results_dir=None,      # the stored results (default: ./results or the checkout's)
+                             check_seconds:float|None=60,   # time limit of each contract check (None: none)
+                             ) -> ReportCard:
+    """The report card of a mixer the zoo has already trained, drawn from its stored runs at `scale`: nothing is trained.
+
+    Per task, the mixer's finished run with the best final test accuracy over its stored learning rates (the rule `report_card`
+    applies), with that run's stored verdict, patching table and, on MQAR, per-query verdicts; the contract checks run on the
+    code as it is now. The rest of the zoo is what it is compared with. A task with no stored run is shown as such."""
+    t0 = time.time()
+    if scale not in SCALES: raise ReportCardError(f"unknown scale {scale!r}; valid scales: {', '.join(SCALES)}")
+    if not SCALES[scale]["zoo"]:
+        raise ReportCardError(f"scale {scale!r} has no stored zoo to draw a card from; scales with one: "
+                              f"{', '.join(s for s, v in SCALES.items() if v['zoo'])}")
+    if not isinstance(mixer, str) or mixer not in mixer_names():
+        raise ReportCardError(f"mixer {_clip(mixer)} is not a registered mixer; a card from stored runs needs one of: {', '.join(mixer_names())}")
+    root = find_results_dir(results_dir)
+    if root is None: raise ReportCardError("no results/ folder found (the stored runs of a checkout); pass results_dir (--results)")
+    d = scale_experiments(scale)["ar"].model.d_model
+    rows, mech, sources, origin, n = [], [], {}, [], set()
+    zoo = {}
+    for t in TASKS:
+        z, sources[t] = zoo_models(scale, t, d, root)
+        zoo[t] = z[z["model.mixer"] != mixer].reset_index(drop=True) if len(z) else z   # the rest of the zoo
+        found = _stored_runs(mixer, t, scale, d, root)
+        if not found: origin.append(f"{TASK_LABELS[t]} none stored"); continue
+        sw, best = max(found, key=lambda f: (f[1]["test_acc"], -float(f[1]["train.lr"])))
+        for s, r in found:
+            st = s.run_status(r["run_id"]) or {}
+            rows.append(dict(task=t, lr=float(r["train.lr"]), dev_acc=r["dev_acc"], test_acc=r["test_acc"],
+                             seconds=round(float(st.get("seconds", np.nan)), 1), chosen=r is best,
+                             mechanism=r["verdict"], run=f"{s.name}/{r['run_id']}"))
+        stored = sw.mechanism(best["run_id"])
+        if stored is None: raise ReportCardError(f"run {sw.name}/{best['run_id']} is finished but its verdict (mechanism/{best['run_id']}.json) is not stored")
+        diss = Dissection.from_json(stored, summary=sw.patching(best["run_id"]))
+        n.add(diss.n); mech += _stored_mechs(t, sw, best, diss)
+        origin.append(f"{TASK_LABELS[t]} `{sw.name}/{best['run_id']}`")
+    if not rows:
+        raise ReportCardError(f"no finished run of {mixer!r} at scale {scale!r} (d = {d}, 2 layers) is stored in "
+                              f"{', '.join(sorted({f for v in SCALES[scale]['zoo'].values() for f in v}))} under {root}")
+    checks = check_contract(mixer, check_seconds=check_seconds)
+    runs, mechs = pd.DataFrame(rows), pd.DataFrame(mech)
+    zoo_txt = f"the rest of the stored zoo in `{root}` (scale `{scale}`)"
+    made = (f"Drawn from stored runs, nothing trained here: {'; '.join(origin)}; each is the mixer's best final test accuracy over "
+            "its stored learning rates. The contract checks ran on the code as it is now. ")
+    lrs = tuple(sorted(set(runs.lr)))
+    dn = max((x for x in n if x), default=SCALES[scale]["dissect_n"])
+    blocks, pngs = _report_blocks(mixer, scale, d, lrs, dn, checks, runs, mechs, zoo, sources, None, None, None,
+                                  time.time() - t0, zoo_txt, next_step(mixer, scale), made=made)
+    page = render_html(blocks, f"Report card: {mixer} (stored runs)")
+    summary = dict(name=mixer, scale=scale, d_model=d, lrs=list(lrs), dissect_n=dn, stored=True, origin=origin,
+                   checks=[dict(name=c.name, outcome=c.outcome, detail=c.detail) for c in checks], runs=runs.to_dict("records"),
+                   mechanisms=mechs.drop(columns=["summary"]).to_dict("records"), zoo=zoo_txt, zoo_sources=sources)
+    files = {"report.md": render_markdown(blocks), "report.html": page, "report.json": json.dumps(summary, indent=1, default=str), **pngs}
+    out = Path(out or f"report_card_{mixer}_{scale}_stored")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(out)
+    path = write_report_folder(out, files)
+    return ReportCard(path, mixer, scale, checks, runs, mechs.drop(columns=["summary"]), time.time() - t0, page)
+
+
 # %% ../nbs/08b_report_card.ipynb #67bc0790
 def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sources, mixer_kwargs, pos_emb, overrides, seconds,
-                   zoo_txt="", next_txt=""):
-    "The report's blocks and its PNG files."
+                   zoo_txt="", next_txt="", made=""):
+    "The report's blocks and its PNG files (`made`: where the numbers come from, instead of the time training took; a task without runs is shown as not stored)."
     figs, B = {}, []
     def fig(fname, f, alt):
         figs[fname] = _png(f); B.append(("fig", fname, figs[fname], alt))
@@ -753,15 +855,19 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                 f"{'learned' if pos_emb else 'none (NoPE)' if pos_emb is False or name != 'attention' else 'learned'}. "
                 f"Scale `{scale}`: d_model = {d}, 2 layers, learning rates {', '.join(f'{l:g}' for l in lrs)}"
                 f"{f', overrides {overrides}' if overrides else ''}; one seed; {dissect_n} test examples per dissection. "
-                f"Made in {seconds / 60:.1f} min with torch {torch.__version__} on {torch.get_num_threads()} thread(s). "
+                f"{made or f'Made in {seconds / 60:.1f} min with torch {torch.__version__} on {torch.get_num_threads()} thread(s). '}"
                 f"Compared with {zoo_txt}.")]
     B += [("h", 2, f"What this shows and what it cannot (scale `{scale}`)"), ("p", SCALE_NOTES[scale]), ("p", next_txt)]
     B += [("h", 2, "Summary")]
     rows = []
     for t in TASKS:
-        r = runs[(runs.task == t) & runs.chosen].iloc[0]; m = first.loc[t]
         z = zoo.get(t, pd.DataFrame())
         zb = z.loc[z.test_acc.astype(float).idxmax()] if len(z) else None
+        if t not in first.index:                                   # a card from stored runs: none of this task
+            rows.append({"task": TASK_LABELS[t], "lr": "", "test acc": "", "best zoo mixer": f"{zb['model.mixer']} {float(zb.test_acc):.2f}"
+                         if zb is not None else "none stored", "mechanism": "not stored", "why": "no finished run of this task is stored"})
+            continue
+        r = runs[(runs.task == t) & runs.chosen].iloc[0]; m = first.loc[t]
         ci = {p: m[f"ci_{p}"] for p in VERDICT_POSITIONS if isinstance(m[f"ci_{p}"], (tuple, list))}
         a = {p: m[f"assoc_{p}"] for p in VERDICT_POSITIONS} if _has_effect(m) else {}
         rows.append({"task": TASK_LABELS[t] + (" (query 0)" if t == "mqar" else ""), "lr": f"{r.lr:g}", "test acc": _fmt(r.test_acc),
@@ -769,7 +875,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                      "mechanism": m.mechanism, "assoc value [95% CI]": _with_ci(a, ci, "value"),
                      "assoc key": _with_ci(a, ci, "key"), "assoc query": _with_ci(a, ci, "query"), "O − C": _fmt(m.o_minus_c),
                      "why": "" if m.mechanism in ("induction", "direct retrieval") else m.reason})
-    B += [("table", pd.DataFrame(rows)),
+    B += [("table", pd.DataFrame(rows).fillna("")),
           ("p", "Association: the share of the answer's probability restored by patching the residual stream at the input of "
                 "the deciding layer at that position, under key corruption (1: the site carries what the corrupted key contributed). "
                 f"Verdict rule (interventions chapter): accuracy at least the task's gate ({_gates_text(first)}) and O − C ≥ {MIN_EFFECT:g}, "
@@ -790,20 +896,23 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
     fig("association_scatter.png", _scatter_figure(mechs, zoo, name), "association scatter")
     B += [("h", 2, "Restoration heatmaps")]
     for t in TASKS:
-        m = mechs[(mechs.task == t) & (mechs["query"].isna() | (mechs["query"] == 0))].iloc[0]
+        sel = mechs[(mechs.task == t) & (mechs["query"].isna() | (mechs["query"] == 0))]
+        if sel.empty or sel.iloc[0]["summary"] is None or len(sel.iloc[0]["summary"]) == 0:
+            B.append(("p", f"{TASK_LABELS[t]}: no patching table stored.")); continue
+        m = sel.iloc[0]
         f, ax = plt.subplots(1, 2, figsize=(10, 1.4 + 0.5 * 2))
         for a_, c in zip(ax, ("key", "value")):
             plot_restoration_heatmap(m["summary"], c, ax=a_, title=f"{TASK_LABELS[t]}: {c} corrupted, residual stream", colorbar=False)
         f.tight_layout(); fig(f"heatmap_{t}.png", f, f"restoration heatmap {t}")
     mq = mechs[mechs.task == "mqar"]
-    B += [("h", 2, "MQAR, query by query"),
+    B += [("h", 2, "MQAR, query by query")] + ([("p", "No MQAR run is stored.")] if mq.empty else [
           ("p", "Each query of the multi-query documents dissected on its own (its key corrupted, its position read)."),
           ("table", pd.DataFrame({"query": mq["query"].astype(int), "accuracy": mq.accuracy.map(_fmt), "mechanism": mq.mechanism,
                                   **{f"assoc {p}": [_fmt(r[f"assoc_{p}"]) if _has_effect(r) else "" for _, r in mq.iterrows()]
-                                     for p in VERDICT_POSITIONS}, "O − C": mq.o_minus_c.map(_fmt)}))]
+                                     for p in VERDICT_POSITIONS}, "O − C": mq.o_minus_c.map(_fmt)}))])
     conv_rows = [{"task": TASK_LABELS[t], "hook": h, **{p: _fmt(v.get(p)) for p in CONV_POSITIONS},
                   "binding site": max(v, key=v.get) if v else ""}
-                 for t in TASKS for h, v in (first.loc[t].conv or {}).items()]
+                 for t in TASKS if t in first.index for h, v in (first.loc[t].conv or {}).items()]
     B += [("h", 2, "Convolution binding site")]
     B += [("table", pd.DataFrame(conv_rows)),
           ("p", "Association of the first layer's convolution hook under key corruption at the value, the token after it (`next_key`) "
@@ -812,13 +921,14 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
     B += [("h", 2, "Learning-rate search"),
           ("table", runs.assign(task=runs.task.map(TASK_LABELS), lr=runs.lr.map(lambda v: f"{v:g}"), dev_acc=runs.dev_acc.map(_fmt),
                                 test_acc=runs.test_acc.map(_fmt), chosen=runs.chosen.map({True: "yes", False: ""}))
-                    [["task", "lr", "dev_acc", "test_acc", "mechanism", "seconds", "chosen"]])]
+                    [["task", "lr", "dev_acc", "test_acc", "mechanism", "seconds", "chosen", *(["run"] if "run" in runs else [])]])]
     return B, figs
 
 def _gates_text(first) -> str:
     "The accuracy gate each task's verdict applied: 0.5, or on ATR its no-retrieval floor + MIN_GAIN."
     out = []
     for t in TASKS:
+        if t not in first.index: continue
         g, f = first.loc[t].get("gate"), first.loc[t].get("floor")
         if g is None or pd.isna(g): continue
         out.append(f"{TASK_LABELS[t]} {g:.3g}" + (f" = its no-retrieval floor {f:.3g} + {MIN_GAIN:g}" if f is not None and not pd.isna(f) else ""))

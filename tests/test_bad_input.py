@@ -184,6 +184,14 @@ CLI_CASES = [
     ("report-card --name with a slash", ["report-card", "attention", "--name", "a/b"], None, ["--name", "'a/b'"]),
     ("report-card --name of a built-in", ["report-card", "attention", "--name", "mine"], None, ["--name", "'attention' is built in"]),
     ("report-card --check-timeout nan", ["report-card", "attention", "--check-timeout", "nan"], None, ["check_seconds", "nan"]),
+    ("report-card --stored with training options", ["report-card", "deltanet", "--stored", "train.lr=1", "--name", "x"], None,
+     ["--stored trains nothing", "overrides, --name"]),
+    ("report-card --stored at paper scale", ["report-card", "deltanet", "--stored", "--scale", "paper"], None, ["scale 'paper'", "no stored zoo", "ci, cpu"]),
+    ("report-card --stored unregistered", ["report-card", "nope", "--stored"], None, ["'nope'", "not a registered mixer", "deltanet"]),
+    ("report-card --stored broken --results", ["report-card", "deltanet", "--stored", "--results", "res"], _results(b"\x00\xffnot,a\ntable"),
+     ["res/report_card_ci", "cannot be used"]),
+    ("report-card --stored nothing stored", ["report-card", "deltanet", "--stored", "--results", "res"], _subdir("res"),
+     ["no finished run of 'deltanet'", "scale 'ci'", "report_card_ci"]),
 ]
 
 @pytest.mark.parametrize("argv,setup,expected", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
