@@ -388,6 +388,16 @@ def effect(self:StoredSweep, run_id:str, corruption:str="key") -> float:
     return float(p["O"].iloc[0] - p["C"].iloc[0]) if len(p) else float("nan")
 
 @patch
+def binding_site(self:StoredSweep, run_id:str, corruption:str="key", min_effect:float=MIN_EFFECT) -> dict|None:
+    "Where a run's short filters bind key and value: the filter output (`...hook_conv_out`, any layer) at `CONV_POSITIONS` with the largest association under `corruption`, as {hook, layer, position, association}; None where the run has no such site, or where the corruption (O − C) or that association is at most `min_effect`."
+    p = self.patching(run_id)
+    p = p[(p["corruption"] == corruption) & p["hook"].astype(str).str.endswith("hook_conv_out") & p["position"].isin(CONV_POSITIONS)]
+    if p.empty or not self.effect(run_id, corruption) > min_effect: return None
+    top = p.loc[p["association"].astype(float).idxmax()]
+    if not float(top["association"]) > min_effect: return None
+    return {"hook": top["hook"], "layer": int(top["layer"]), "position": top["position"], "association": float(top["association"])}
+
+@patch
 def queries(self:StoredSweep, run_id:str) -> pd.DataFrame:
     "A multi-query run's verdict per query (`queries/<id>.json`): accuracy, mechanism, reason, O − C, layer, association and 95% interval at the value, key and query, conv binding; empty where none is stored."
     cols = ["query", "accuracy", "mechanism", "reason", "o_minus_c", "layer"]

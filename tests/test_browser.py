@@ -22,8 +22,8 @@ with `websocket-client`), saves a full-page screenshot (into `$SSM_MECH_SCREENSH
   column's right edge;
 * `wide-table`: a table wider than the content column that does not scroll inside it (no ancestor
   within the column that scrolls horizontally and fits);
-* `no-where-we-differ` (chapters 10–17): no "Where we differ" section (an `<h2>`);
-* `stale-status` (chapters 10–17): a phrase that states a sweep's status by hand ("still running",
+* `no-where-we-differ` (chapters 10–18): no "Where we differ" section (an `<h2>`);
+* `stale-status` (chapters 10–18): a phrase that states a sweep's status by hand ("still running",
   "not run yet", "so far", …) on a page whose sweeps have all settled, as `tests/test_chapters.py`
   computes it from the stored files;
 * `no-reproduced-count` (the index): its first screen (the top 800 px) does not say how many of the
@@ -168,7 +168,7 @@ CHECKS_JS = r"""
 
 # --------------------------------------------------------------------------------------------- page-level checks
 
-CHAPTER = re.compile(r"^1[0-7]_")
+CHAPTER = re.compile(r"^1[0-8]_")
 REPRODUCED = re.compile(r"We have run (\d+) of the paper's (\d+) reported cells on its own data.*?(\d+) agree with its accuracy and (\d+) differ", re.S)
 
 

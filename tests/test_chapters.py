@@ -1,4 +1,4 @@
-"""The experiment chapters (nbs/10_ar_main … 17_your_mixer) read as a researcher reads them, without a browser:
+"""The experiment chapters (nbs/10_ar_main … 18_today_mixers) read as a researcher reads them, without a browser:
 from the notebooks' saved outputs and the pages `tools/preview_site.py` renders from them.
 
 * every chapter has a "Where we differ" section (a `##` heading);
@@ -31,8 +31,8 @@ NBS, RESULTS = ROOT / "nbs", ROOT / "results"
 sys.path.insert(0, str(ROOT / "tools"))
 from preview_site import render_notebook, split_directives  # noqa: E402
 
-CHAPTERS = sorted(p for p in NBS.glob("1[0-7]_*.ipynb"))
-MINE = [p for p in CHAPTERS if p.name[:2] in ("14", "15", "16", "17")]
+CHAPTERS = sorted(p for p in NBS.glob("1[0-8]_*.ipynb"))
+MINE = [p for p in CHAPTERS if p.name[:2] in ("14", "15", "16", "17", "18")]
 FIGURE_MAX_PX = 1400        # the widest figure a chapter may save
 COLUMN_PX = 900             # the content column of a page at 1280 px (the preview's `main>article`)
 CHAR_PX, CELL_PAD_PX = 7.3, 19.2   # a character of table text (0.88rem) and a cell's padding, in px
@@ -199,7 +199,7 @@ def test_glossary_linked(path):
 
 @pytest.mark.parametrize("path", MINE, ids=[p.stem for p in MINE])
 def test_no_helpers_of_its_own(path):
-    "Chapters 14–17 read their results through `ssm_mech.results`: no function defined on the page, except inside a mixer class written there."
+    "Chapters 14–18 read their results through `ssm_mech.results`: no function defined on the page, except inside a mixer class written there."
     defs = []
     for i, c in enumerate(nb(path).cells):
         if c.cell_type != "code": continue
