@@ -605,17 +605,20 @@ def _scatter_figure(mech, zoo, name):
     for ax, t in zip(np.atleast_1d(axes), TASKS):
         z = zoo.get(t, pd.DataFrame())
         sel = mech[(mech.task == t) & (mech["query"].isna() | (mech["query"] == 0))] if len(mech) else mech
-        cols = ["model.mixer", "mech.association.value", "mech.association.query", "mech.o_minus_c"]
-        mine = [pd.DataFrame([{"model.mixer": name, "mech.association.value": m["assoc_value"], "mech.association.query": m["assoc_query"],
-                               "mech.o_minus_c": m["o_minus_c"]} for _, m in sel.iloc[:1].iterrows()], columns=cols)]
+        cols = ["model.mixer", "mech.association.value", "mech.association.key", "mech.association.query", "mech.o_minus_c"]
+        mine = [pd.DataFrame([{"model.mixer": name, "mech.association.value": m["assoc_value"], "mech.association.key": m["assoc_key"],
+                               "mech.association.query": m["assoc_query"], "mech.o_minus_c": m["o_minus_c"]}
+                              for _, m in sel.iloc[:1].iterrows()], columns=cols)]
         table = pd.concat([z[cols] if len(z) and set(cols) <= set(z.columns) else pd.DataFrame(columns=cols), *mine],
-                          ignore_index=True).dropna(subset=cols[1:3])
+                          ignore_index=True).dropna(subset=[cols[1], cols[3]])
+        # direct retrieval reads the answer at the key or the query: the larger of the two, so a model answering at the key is not drawn at 0
+        table["key or query"] = table[["mech.association.key", "mech.association.query"]].astype(float).max(axis=1)
         if table.empty: ax.set_axis_off(); ax.set_title(f"{TASK_LABELS[t]}: no dissected model", fontsize=9); continue
         with warnings.catch_warnings():                           # no model above the effect threshold: an empty legend
             warnings.simplefilter("ignore", UserWarning)
-            plot_association_scatter(table, ax=ax, min_effect=MIN_EFFECT, title=f"{TASK_LABELS[t]} (key corrupted)")
+            plot_association_scatter(table, y="key or query", ax=ax, min_effect=MIN_EFFECT, title=f"{TASK_LABELS[t]} (key corrupted)")
         sel = table[(table["model.mixer"] == name) & (table["mech.o_minus_c"].astype(float) > MIN_EFFECT)]
-        if len(sel): ax.scatter(sel["mech.association.value"].astype(float), sel["mech.association.query"].astype(float),
+        if len(sel): ax.scatter(sel["mech.association.value"].astype(float), sel["key or query"].astype(float),
                                 s=110, facecolor="none", edgecolor="black", lw=1.5, zorder=3)
     fig.tight_layout()
     for ax in np.atleast_1d(axes): _clear_region_labels(ax)             # after the layout: the markers' final places
@@ -891,7 +894,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                 f"The new mixer (outlined) is chosen the same way.")]
     fig("accuracy.png", _accuracy_figure(runs, zoo, name), "accuracy against the zoo")
     B += [("h", 2, "Mechanism among the zoo")]
-    B += [("p", "Association at the value (x) against the query (y), each model at its best learning rate; models whose corruption "
+    B += [("p", "Association at the value (x) against the larger of the key and the query (y), each model at its best learning rate; models whose corruption "
                 f"barely matters (O − C ≤ {MIN_EFFECT:g}) are left out. Below the diagonal: induction; above: direct retrieval.")]
     fig("association_scatter.png", _scatter_figure(mechs, zoo, name), "association scatter")
     B += [("h", 2, "Restoration heatmaps")]

@@ -23,7 +23,7 @@ __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'mix
 
 # %% ../nbs/07b_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
-MECHANISM_OF = {"value": "induction", "key": "direct retrieval", "query": "direct retrieval"}
+MECHANISM_OF = {"value": "induction", "key": "direct retrieval", "query": "direct retrieval", "key or query": "direct retrieval"}
 
 MIXER_MARKERS = dict(attention="o", based="s", mamba="D", deltanet="^", h3="v", hyena="P", base_conv="X", mamba2="d", gla="*")
 
@@ -157,7 +157,8 @@ def plot_association_scatter(df,                     # `collect` output or `mode
     for pos, other, flip in [(x, y, False), (y, x, True)]:          # each region's label where no model sits
         xy = emptiest([(1 - a, 1 - b) if flip else (a, b) for a, b in spots])
         name = f"answer at the {pos}" if same else MECHANISM_OF.get(pos, pos)
-        ax.text(*xy, f"{name}\n({pos} > {other})", transform=ax.transAxes, ha="center", va="center",
+        short = lambda p: p.replace(" or ", "/")                      # 'key or query' -> 'key/query': a label that fits its region
+        ax.text(*xy, f"{name}\n({short(pos)} > {short(other)})", transform=ax.transAxes, ha="center", va="center",
                 fontsize=8, color="0.45", gid="region", zorder=1)
     cols = mixer_colors(t[hue]) if hue in t.columns else {}
     placed = []                                                     # points already drawn: later coinciding ones go round them
