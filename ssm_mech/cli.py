@@ -294,7 +294,7 @@ def _run(args) -> int:
         if moot: raise ValueError(f"report-card --stored trains nothing, so {', '.join(moot)} cannot apply; leave "
                                   f"{'it' if len(moot) == 1 else 'them'} out, or drop --stored to train the mixer")
         card = report_card_from_results(args.mixer, scale=args.scale, out=args.out, results_dir=args.results,
-                                        check_seconds=args.check_timeout or None)
+                                        check_seconds=args.check_timeout or None, threads=args.threads)
         print(card.mechanisms[["task", "query", "accuracy", "mechanism"]].to_string(index=False))
         print(f"report card written to {card.path}/report.html (from stored runs)")
     elif args.cmd == "report-card":

@@ -744,36 +744,62 @@ def _report_card(mixer, scale, out, name, mixer_kwargs, pos_emb, overrides, lrs,
     return ReportCard(path, name, scale, checks, runs, mechs.drop(columns=["summary"]), time.time() - t0, page)
 
 # %% ../nbs/08b_report_card.ipynb #5a0c4e01
-def _stored_runs(name:str, task:str, scale:str, d:int, root:Path) -> list:
-    "[(StoredSweep, row)] of `name`'s finished 2-layer runs at width `d` on `task` in the zoo folders of `scale`."
-    found = []
+def _stored_runs(name:str, task:str, scale:str, d:int, root:Path) -> tuple[list, list]:
+    "([(StoredSweep, row)] of `name`'s finished runs of the zoo's config on `task` in the zoo folders of `scale`, [folders missing])."
+    found, missing = [], []
     for folder in SCALES[scale]["zoo"].get(task, ()):
-        if not (root / folder).is_dir(): continue
+        if not (root / folder).is_dir(): missing.append(folder); continue
         try:
             sw = StoredSweep(root / folder); r = sw.runs()
         except Exception as e: raise ReportCardError(_unusable(root / folder, e)) from None
         need = {"model.mixer", "model.d_model", "model.n_layers", "task.task", "train.lr"}
         if r.empty or not need <= set(r.columns): continue
-        r = r[(r["model.mixer"] == name) & (r["state"] == "finished") & (r["task.task"] == task)
+        plain = ~r[[c for c in r.columns if c.startswith("model.mixer_kwargs.")]].notna().any(axis=1)   # the mixer's defaults
+        r = r[(r["model.mixer"] == name) & (r["task.task"] == task) & plain
               & (r["model.d_model"].astype(float) == d) & (r["model.n_layers"].astype(float) == 2)]
+        for rid in r["run_id"]:                                   # a verdict file that is there but unreadable reads as "not dissected"
+            if sw._file("mechanism", rid, ".json").exists() and sw.mechanism(rid) is None:
+                _stored_file(sw, "mechanism", rid, ".json", lambda: json.loads(sw._file("mechanism", rid, ".json").read_text()))
+        r = r[(r["state"] == "finished") & r["test_acc"].notna()]
         found += [(sw, row) for _, row in r.iterrows()]
-    return found
+    lrs = [float(row["train.lr"]) for _, row in found]
+    if len(lrs) != len(set(lrs)):   # two configs at one learning rate: which is the zoo's cannot be told from the folder
+        twins = [f"{sw.name}/{row['run_id']}" for sw, row in found if lrs.count(float(row["train.lr"])) > 1]
+        raise ReportCardError(f"more than one stored run of {name!r} on {task} at one learning rate ({', '.join(twins)}): "
+                              "a zoo folder must hold one config per mixer and learning rate")
+    return found, missing
 
 def _conv_of(p:pd.DataFrame) -> dict:
-    "{hook: {position: association}} of the first layer's convolution hooks under key corruption, from a stored patching table."
-    if p.empty or not {"corruption", "hook", "layer", "position", "association"} <= set(p.columns): return {}
-    p = p[(p["corruption"] == "key") & (p["layer"] == 0) & p["hook"].astype(str).str.contains("conv") & p["position"].isin(CONV_POSITIONS)]
+    "{hook: {position: association}} of every layer's convolution output (`...hook_conv_out`) under key corruption, from a stored patching table."
+    if p is None or p.empty or not {"corruption", "hook", "position", "association"} <= set(p.columns): return {}
+    p = p[(p["corruption"] == "key") & p["hook"].astype(str).str.endswith("hook_conv_out") & p["position"].isin(CONV_POSITIONS)]
     return {h: {q: float(a) for q, a in zip(g["position"], g["association"])} for h, g in p.groupby("hook", sort=False)}
 
-def _stored_mechs(t:str, sw, row, d:Dissection) -> list[dict]:
-    "The report's mechanism rows of one stored run: one, or on MQAR one per stored query (`queries/<id>.json`)."
-    gate = d.min_accuracy if d.min_accuracy is not None else (MIN_ACCURACY if t != "atr" else np.nan)
-    base = dict(task=t, lr=float(row["train.lr"]), gate=gate, floor=d.baseline, summary=d.summary, conv=d.conv_binding or _conv_of(d.summary))
-    per_q = sw.queries(row["run_id"]) if t == "mqar" else pd.DataFrame()
+def _stored_file(sw, sub:str, run_id:str, suffix:str, read):
+    "`read()` of a stored run's file, or `ReportCardError` naming the file when it is there but cannot be read."
+    try: return read()
+    except Exception as e:
+        raise ReportCardError(f"stored file {sw.path / sub / (run_id + suffix)} cannot be read ({type(e).__name__}: "
+                              f"{_cut(' '.join(str(e).split()), 200)}); restore it from the checkout, or pass another --results folder") from None
+
+def _stored_mechs(t:str, sw, row) -> list[dict]:
+    "The report's mechanism rows of one stored run: its verdict, or on MQAR one row per stored query (`queries/<id>.json`)."
+    rid = row["run_id"]
+    if not sw._file("mechanism", rid, ".json").exists():
+        raise ReportCardError(f"run {sw.name}/{rid} is finished but its verdict ({sw.path / 'mechanism' / (rid + '.json')}) is not stored")
+    stored = _stored_file(sw, "mechanism", rid, ".json", lambda: json.loads(sw._file("mechanism", rid, ".json").read_text()))
+    summary = _stored_file(sw, "patching", rid, ".csv", lambda: sw.patching(rid))
+    d = _stored_file(sw, "mechanism", rid, ".json", lambda: Dissection.from_json(stored, summary=summary))
+    gate = d.min_accuracy if d.min_accuracy is not None else (MIN_ACCURACY if t != "atr" else np.nan)   # ATR's gate: its file's
+    base = dict(task=t, lr=float(row["train.lr"]), gate=gate, floor=d.baseline, summary=d.summary, conv=_conv_of(d.summary), n=d.n)
+    has_q = t == "mqar" and sw._file("queries", rid, ".json").exists()
+    per_q = _stored_file(sw, "queries", rid, ".json", lambda: sw.queries(rid)) if has_q else pd.DataFrame()
+    if has_q and per_q.empty:                                     # there, but unreadable or empty: not silently query 0
+        raise ReportCardError(f"stored file {sw.path / 'queries' / (rid + '.json')} holds no readable per-query verdict; "
+                              "restore it from the checkout, or pass another --results folder")
     if len(per_q):
         return [{**base, "query": int(q["query"]), "accuracy": q["accuracy"], "mechanism": q["mechanism"], "reason": q["reason"],
-                 "o_minus_c": q["o_minus_c"], "layer": q["layer"], "conv": q["conv_binding"] or base["conv"],
-                 **{f"assoc_{p}": q[f"association.{p}"] for p in VERDICT_POSITIONS},
+                 "o_minus_c": q["o_minus_c"], "layer": q["layer"], **{f"assoc_{p}": q[f"association.{p}"] for p in VERDICT_POSITIONS},
                  **{f"ci_{p}": q[f"interval.{p}"] for p in VERDICT_POSITIONS}} for _, q in per_q.iterrows()]
     a, ci = d.association or {}, d.interval or {}
     return [{**base, "query": 0 if t == "mqar" else None, "accuracy": d.accuracy, "mechanism": d.mechanism, "reason": d.reason,
@@ -785,12 +811,15 @@ def report_card_from_results(mixer:str,             # a registered mixer name wi
                              out=None,              # report folder (default: report_card_<mixer>_<scale>_stored)
                              results_dir=None,      # the stored results (default: ./results or the checkout's)
                              check_seconds:float|None=60,   # time limit of each contract check (None: none)
+                             threads:int|None=None, # math threads for the contract checks (None: `default_threads`)
                              ) -> ReportCard:
     """The report card of a mixer the zoo has already trained, drawn from its stored runs at `scale`: nothing is trained.
 
-    Per task, the mixer's finished run with the best final test accuracy over its stored learning rates (the rule `report_card`
-    applies), with that run's stored verdict, patching table and, on MQAR, per-query verdicts; the contract checks run on the
-    code as it is now. The rest of the zoo is what it is compared with. A task with no stored run is shown as such."""
+    Per task, the mixer's finished run of the zoo's config (the mixer's default arguments) with the best final test
+    accuracy over its stored learning rates (the rule `report_card` applies), with that run's stored verdict, patching
+    table and, on MQAR, per-query verdicts; verdicts are as stored, decided by the code that stored them. The contract
+    checks run on the code as it is now. The rest of the zoo is what it is compared with. A task with no stored run is
+    shown as such, naming the folders searched."""
     t0 = time.time()
     if scale not in SCALES: raise ReportCardError(f"unknown scale {scale!r}; valid scales: {', '.join(SCALES)}")
     if not SCALES[scale]["zoo"]:
@@ -798,55 +827,58 @@ def report_card_from_results(mixer:str,             # a registered mixer name wi
                               f"{', '.join(s for s, v in SCALES.items() if v['zoo'])}")
     if not isinstance(mixer, str) or mixer not in mixer_names():
         raise ReportCardError(f"mixer {_clip(mixer)} is not a registered mixer; a card from stored runs needs one of: {', '.join(mixer_names())}")
+    if check_seconds is not None and not (isinstance(check_seconds, (int, float)) and not isinstance(check_seconds, bool) and 0 < check_seconds < 10**9):
+        raise ReportCardError(f"check_seconds must be a number of seconds in (0, 1e9) or None (no limit), got {_clip(check_seconds)}")
     root = find_results_dir(results_dir)
     if root is None: raise ReportCardError("no results/ folder found (the stored runs of a checkout); pass results_dir (--results)")
     d = scale_experiments(scale)["ar"].model.d_model
-    rows, mech, sources, origin, n = [], [], {}, [], set()
-    zoo = {}
+    rows, mech, sources, origin, absent, zoo, pos = [], [], {}, [], {}, {}, set()
     for t in TASKS:
         z, sources[t] = zoo_models(scale, t, d, root)
         zoo[t] = z[z["model.mixer"] != mixer].reset_index(drop=True) if len(z) else z   # the rest of the zoo
-        found = _stored_runs(mixer, t, scale, d, root)
-        if not found: origin.append(f"{TASK_LABELS[t]} none stored"); continue
+        found, missing = _stored_runs(mixer, t, scale, d, root)
+        if not found:
+            where = ", ".join(f"`{f}`" + (" (missing)" if f in missing else "") for f in SCALES[scale]["zoo"].get(t, ()))
+            absent[t] = f"no finished run of this task in {where}"; origin.append(f"{TASK_LABELS[t]} none stored"); continue
         sw, best = max(found, key=lambda f: (f[1]["test_acc"], -float(f[1]["train.lr"])))
         for s, r in found:
             st = s.run_status(r["run_id"]) or {}
             rows.append(dict(task=t, lr=float(r["train.lr"]), dev_acc=r["dev_acc"], test_acc=r["test_acc"],
                              seconds=round(float(st.get("seconds", np.nan)), 1), chosen=r is best,
                              mechanism=r["verdict"], run=f"{s.name}/{r['run_id']}"))
-        stored = sw.mechanism(best["run_id"])
-        if stored is None: raise ReportCardError(f"run {sw.name}/{best['run_id']} is finished but its verdict (mechanism/{best['run_id']}.json) is not stored")
-        diss = Dissection.from_json(stored, summary=sw.patching(best["run_id"]))
-        n.add(diss.n); mech += _stored_mechs(t, sw, best, diss)
-        origin.append(f"{TASK_LABELS[t]} `{sw.name}/{best['run_id']}`")
+        mech += _stored_mechs(t, sw, best)
+        pos.add(bool(best.get("model.pos_emb")) if pd.notna(best.get("model.pos_emb")) else None)
+        origin.append(f"{TASK_LABELS[t]} `{sw.name}/{best['run_id']}` (n = {mech[-1]['n']})")
     if not rows:
-        raise ReportCardError(f"no finished run of {mixer!r} at scale {scale!r} (d = {d}, 2 layers) is stored in "
+        raise ReportCardError(f"no finished run of {mixer!r} at scale {scale!r} (d = {d}, 2 layers, default arguments) is stored in "
                               f"{', '.join(sorted({f for v in SCALES[scale]['zoo'].values() for f in v}))} under {root}")
-    checks = check_contract(mixer, check_seconds=check_seconds)
-    runs, mechs = pd.DataFrame(rows), pd.DataFrame(mech)
+    with math_threads(threads, d_model=d):
+        checks = check_contract(mixer, check_seconds=check_seconds)
+    runs, mechs = pd.DataFrame(rows), pd.DataFrame(mech).drop(columns=["n"])
     zoo_txt = f"the rest of the stored zoo in `{root}` (scale `{scale}`)"
     made = (f"Drawn from stored runs, nothing trained here: {'; '.join(origin)}; each is the mixer's best final test accuracy over "
-            "its stored learning rates. The contract checks ran on the code as it is now. ")
+            "its stored learning rates, and its verdict is as stored, decided by the code that stored it. The contract checks ran "
+            "on the code as it is now. ")
     lrs = tuple(sorted(set(runs.lr)))
-    dn = max((x for x in n if x), default=SCALES[scale]["dissect_n"])
-    blocks, pngs = _report_blocks(mixer, scale, d, lrs, dn, checks, runs, mechs, zoo, sources, None, None, None,
-                                  time.time() - t0, zoo_txt, next_step(mixer, scale), made=made)
+    ns = sorted({m["n"] for m in mech if m.get("n")})
+    dn = "/".join(map(str, ns)) or "?"                            # examples per dissection, as stored (they may differ by task)
+    pos_emb = pos.pop() if len(pos) == 1 else None
+    blocks, pngs = _report_blocks(mixer, scale, d, lrs, dn, checks, runs, mechs, zoo, sources, None, pos_emb, None,
+                                  time.time() - t0, zoo_txt, next_step(mixer, scale), made=made, absent=absent)
     page = render_html(blocks, f"Report card: {mixer} (stored runs)")
-    summary = dict(name=mixer, scale=scale, d_model=d, lrs=list(lrs), dissect_n=dn, stored=True, origin=origin,
+    summary = dict(name=mixer, scale=scale, d_model=d, lrs=list(lrs), dissect_n=ns, stored=True, origin=origin,
                    checks=[dict(name=c.name, outcome=c.outcome, detail=c.detail) for c in checks], runs=runs.to_dict("records"),
                    mechanisms=mechs.drop(columns=["summary"]).to_dict("records"), zoo=zoo_txt, zoo_sources=sources)
     files = {"report.md": render_markdown(blocks), "report.html": page, "report.json": json.dumps(summary, indent=1, default=str), **pngs}
     out = Path(out or f"report_card_{mixer}_{scale}_stored")
-    out.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(out)
     path = write_report_folder(out, files)
     return ReportCard(path, mixer, scale, checks, runs, mechs.drop(columns=["summary"]), time.time() - t0, page)
 
-
 # %% ../nbs/08b_report_card.ipynb #67bc0790
 def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sources, mixer_kwargs, pos_emb, overrides, seconds,
-                   zoo_txt="", next_txt="", made=""):
-    "The report's blocks and its PNG files (`made`: where the numbers come from, instead of the time training took; a task without runs is shown as not stored)."
+                   zoo_txt="", next_txt="", made="", absent=None):
+    "The report's blocks and its PNG files (`made`: where the numbers come from, instead of the time training took; `absent`: {task: why} of tasks without runs, shown as not stored)."
     figs, B = {}, []
     def fig(fname, f, alt):
         figs[fname] = _png(f); B.append(("fig", fname, figs[fname], alt))
@@ -868,7 +900,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
         zb = z.loc[z.test_acc.astype(float).idxmax()] if len(z) else None
         if t not in first.index:                                   # a card from stored runs: none of this task
             rows.append({"task": TASK_LABELS[t], "lr": "", "test acc": "", "best zoo mixer": f"{zb['model.mixer']} {float(zb.test_acc):.2f}"
-                         if zb is not None else "none stored", "mechanism": "not stored", "why": "no finished run of this task is stored"})
+                         if zb is not None else "none stored", "mechanism": "not stored", "why": (absent or {}).get(t, "no finished run of this task is stored")})
             continue
         r = runs[(runs.task == t) & runs.chosen].iloc[0]; m = first.loc[t]
         ci = {p: m[f"ci_{p}"] for p in VERDICT_POSITIONS if isinstance(m[f"ci_{p}"], (tuple, list))}
@@ -918,7 +950,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                  for t in TASKS if t in first.index for h, v in (first.loc[t].conv or {}).items()]
     B += [("h", 2, "Convolution binding site")]
     B += [("table", pd.DataFrame(conv_rows)),
-          ("p", "Association of the first layer's convolution hook under key corruption at the value, the token after it (`next_key`) "
+          ("p", f"Association of {'each layer' if made else 'the first layer'}'s convolution hook under key corruption at the value, the token after it (`next_key`) "
                 "and two after. The paper finds Mamba's binding at `next_key`.")] if conv_rows else \
          [("p", "The mixer declares no convolution hook point (a `HookPoint` whose name contains `conv`), so there is none to patch.")]
     B += [("h", 2, "Learning-rate search"),

@@ -389,9 +389,10 @@ def effect(self:StoredSweep, run_id:str, corruption:str="key") -> float:
 
 @patch
 def binding_site(self:StoredSweep, run_id:str, corruption:str="key", min_effect:float=MIN_EFFECT) -> dict|None:
-    "Where a run's short filters bind key and value: the filter output (`...hook_conv_out`, any layer) at `CONV_POSITIONS` with the largest association under `corruption`, as {hook, layer, position, association}; None where the run has no such site, or where the corruption (O − C) or that association is at most `min_effect`."
+    "Where a run's filters bind key and value: the output of a hook named `hook_conv_out` (any layer) at `CONV_POSITIONS` with the largest association under `corruption`, as {hook, layer, position, association}; None where the run has no such site, or where the corruption (O − C) or that association is at most `min_effect`."
     p = self.patching(run_id)
     p = p[(p["corruption"] == corruption) & p["hook"].astype(str).str.endswith("hook_conv_out") & p["position"].isin(CONV_POSITIONS)]
+    p = p[pd.to_numeric(p["association"], errors="coerce").notna()]   # an association that was not measured is no site
     if p.empty or not self.effect(run_id, corruption) > min_effect: return None
     top = p.loc[p["association"].astype(float).idxmax()]
     if not float(top["association"]) > min_effect: return None
