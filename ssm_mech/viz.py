@@ -22,10 +22,12 @@ __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'mix
            'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'plot_scoreboard']
 
 # %% ../nbs/07b_viz.ipynb #16f1e780
-MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla")
+MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla",
+               "gated_deltanet", "retnet", "rwkv7", "hgrn2", "fox")   # the paper's zoo, then today's mixers (colours repeat after ten)
 MECHANISM_OF = {"value": "induction", "key": "direct retrieval", "query": "direct retrieval", "key or query": "direct retrieval"}
 
-MIXER_MARKERS = dict(attention="o", based="s", mamba="D", deltanet="^", h3="v", hyena="P", base_conv="X", mamba2="d", gla="*")
+MIXER_MARKERS = dict(attention="o", based="s", mamba="D", deltanet="^", h3="v", hyena="P", base_conv="X", mamba2="d", gla="*",
+                     gated_deltanet="<", retnet=">", rwkv7="h", hgrn2="p", fox="8")   # a colour shared with a paper mixer, never its marker
 
 def mixer_colors(mixers) -> dict:
     "A fixed colour per mixer name, the same in every figure (tab10 in `MIXER_ORDER`)."
