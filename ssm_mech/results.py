@@ -399,6 +399,12 @@ def binding_site(self:StoredSweep, run_id:str, corruption:str="key", min_effect:
     return {"hook": top["hook"], "layer": int(top["layer"]), "position": top["position"], "association": float(top["association"])}
 
 @patch
+def mixer_sites(self:StoredSweep, run_id:str) -> pd.DataFrame:
+    "A run's patching table of the hook points inside its mixers (`mixer_sites/<id>.csv`, written by `tools/mixer_sites.py`: projections, gates, filter and mixer outputs at the key, the value, the two tokens after it and the query, key corrupted); empty where none is stored."
+    f = self._file("mixer_sites", run_id, ".csv")
+    return pd.read_csv(f) if f.exists() else pd.DataFrame(columns=["corruption", "site", "hook", "layer", "position", "association"])
+
+@patch
 def queries(self:StoredSweep, run_id:str) -> pd.DataFrame:
     "A multi-query run's verdict per query (`queries/<id>.json`): accuracy, mechanism, reason, O − C, layer, association and 95% interval at the value, key and query, conv binding; empty where none is stored."
     cols = ["query", "accuracy", "mechanism", "reason", "o_minus_c", "layer"]
