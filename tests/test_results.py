@@ -172,3 +172,23 @@ def test_mixer_verdicts_read_the_best_stored_run():
             if runs.empty: assert rows.empty; continue
             assert set(rows.run_id) == {runs.loc[runs.test_acc.idxmax(), "run_id"]}, (mixer, task)
             assert (rows.test_acc == runs.test_acc.max()).all()
+
+
+def test_mixer_sites_tool_patches_every_mixer_hook(finished_run, tmp_path):
+    "tools/mixer_sites.py writes, per finished run, a patching table of every hook point inside its mixers, which StoredSweep reads; a second call skips it."
+    import shutil, subprocess, sys
+    from conftest import ROOT, cli_env
+    from ssm_mech.core import hook_points
+    from ssm_mech.runs import Run
+    sweep = tmp_path / "sweep"; shutil.copytree(finished_run, sweep / "runs" / "abc123")
+    dest = tmp_path / "results" / "tiny"; dest.mkdir(parents=True)
+    tool = [sys.executable, str(ROOT / "tools" / "mixer_sites.py"), str(sweep), str(dest), "--n", "8"]
+    r = subprocess.run(tool, env=cli_env(), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = StoredSweep(dest).mixer_sites("abc123")
+    hooks = [h for h in hook_points(Run(finished_run).model()) if ".mixer.hook_" in h]
+    assert set(s["hook"]) == set(hooks) and (s["corruption"] == "key").all()
+    assert set(s["position"]) <= {"key", "value", "next_key", "value+2", "query"} and {"key", "query"} <= set(s["position"])
+    first = (dest / "mixer_sites" / "abc123.csv").stat().st_mtime_ns
+    assert subprocess.run(tool, env=cli_env(), capture_output=True, text=True).returncode == 0
+    assert (dest / "mixer_sites" / "abc123.csv").stat().st_mtime_ns == first      # already there: skipped
