@@ -946,7 +946,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                                   **{f"assoc {p}": [_fmt(r[f"assoc_{p}"]) if _has_effect(r) else "" for _, r in mq.iterrows()]
                                      for p in VERDICT_POSITIONS}, "O − C": mq.o_minus_c.map(_fmt)}))])
     conv_rows = [{"task": TASK_LABELS[t], "hook": h, **{p: _fmt(v.get(p)) for p in CONV_POSITIONS},
-                  "binding site": max(v, key=v.get) if v else ""}
+                  "binding site": max(v, key=v.get) if v and max(v.values()) > MIN_EFFECT else "–"}
                  for t in TASKS if t in first.index for h, v in (first.loc[t].conv or {}).items()]
     B += [("h", 2, "Convolution binding site")]
     B += [("table", pd.DataFrame(conv_rows)),
