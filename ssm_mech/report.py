@@ -293,7 +293,7 @@ def _preset_experiments(scale:str) -> dict:
     return out
 
 _ZOO = {"ci": {t: ("report_card_ci",) for t in TASKS},
-        "cpu": {"ar": ("ar_main", "extra_mixers", "modern_mixers"), "atr": ("atr_easy", "extra_mixers_atr"), "mqar": ("mqar",)}, "paper": {}}
+        "cpu": {"ar": ("ar_main", "extra_mixers", "modern_mixers"), "atr": ("atr_easy", "extra_mixers_atr", "modern_mixers_atr"), "mqar": ("mqar",)}, "paper": {}}
 _TIME_LIMIT = {"ci": 2 * 3600, "cpu": 48 * 3600, "paper": None}
 # {scale: learning rates and dissection n (from `SCALE_SPECS`), the stored zoo's folders per task, and time_limit: seconds
 # for training and dissecting one mixer at this scale (None: no limit), see `report_card`}
