@@ -293,7 +293,7 @@ def _preset_experiments(scale:str) -> dict:
     return out
 
 _ZOO = {"ci": {t: ("report_card_ci",) for t in TASKS},
-        "cpu": {"ar": ("ar_main", "extra_mixers", "modern_mixers"), "atr": ("atr_easy", "extra_mixers_atr", "modern_mixers_atr"), "mqar": ("mqar",)}, "paper": {}}
+        "cpu": {"ar": ("ar_main", "extra_mixers", "modern_mixers"), "atr": ("atr_easy", "extra_mixers_atr", "modern_mixers_atr"), "mqar": ("mqar", "modern_mixers_mqar")}, "paper": {}}
 _TIME_LIMIT = {"ci": 2 * 3600, "cpu": 48 * 3600, "paper": None}
 # {scale: learning rates and dissection n (from `SCALE_SPECS`), the stored zoo's folders per task, and time_limit: seconds
 # for training and dissecting one mixer at this scale (None: no limit), see `report_card`}
@@ -601,7 +601,7 @@ def _accuracy_figure(runs, zoo, name):
     return fig
 
 def _scatter_figure(mech, zoo, name):
-    fig, axes = plt.subplots(1, len(TASKS), figsize=(3.6 * len(TASKS), 3.5))
+    fig, axes = plt.subplots(1, len(TASKS), figsize=(4.4 * len(TASKS), 3.9))   # room for the region labels beside 15 markers
     for ax, t in zip(np.atleast_1d(axes), TASKS):
         z = zoo.get(t, pd.DataFrame())
         sel = mech[(mech.task == t) & (mech["query"].isna() | (mech["query"] == 0))] if len(mech) else mech

@@ -61,7 +61,7 @@ def digests(snap:dict) -> dict:
 # changes changes run ids or configs that are already stored (or the scales the report card compares with). The
 # stored sweeps themselves are guarded by their ids (`test_stored_runs_are_planned`), so that a sweep.yaml may grow.
 # (`python tests/test_scales.py snapshot.json pins.json` writes today's.)
-# scale/cpu and sweep_constants were re-pinned when `modern_mixers` and `modern_mixers_atr` joined the cpu scale's AR and ATR zoos: only the zoo changed (with
+# scale/cpu and sweep_constants were re-pinned when `modern_mixers`, `modern_mixers_atr` and `modern_mixers_mqar` joined the cpu scale's zoos: only the zoo changed (with
 # the earlier zoo both equal their earlier pins), no experiment, plan or run id.
 PINNED = {
     "experiment/ar": "3fead980de3c", "experiment/ar-cpu": "bd4df6ef6f1e", "experiment/ar_1layer": "f84543ab2b6c",
@@ -103,8 +103,8 @@ PINNED = {
     "sweep/mqar_main-cpu": "d47158d9679f", "sweep/positions_ar": "359cb749e829",
     "sweep/positions_ar-cpu": "401973b37144", "sweep/positions_atr": "67e6c2396bb1",
     "sweep/positions_atr-cpu": "ad85b5348639", "sweep/sibling": "df35e4163c02", "sweep/sibling-cpu": "122c56f2420e",
-    "scale/ci": "9ce92c1e5023", "scale/cpu": "68b12825624e", "scale/paper": "98694aadcd4e",
-    "sweep_constants": "e03c8a73b5da"
+    "scale/ci": "9ce92c1e5023", "scale/cpu": "7df4daa95074", "scale/paper": "98694aadcd4e",
+    "sweep_constants": "898cd19f9ffd"
 }
 
 
