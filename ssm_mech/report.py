@@ -950,7 +950,7 @@ def _report_blocks(name, scale, d, lrs, dissect_n, checks, runs, mechs, zoo, sou
                  for t in TASKS if t in first.index for h, v in (first.loc[t].conv or {}).items()]
     B += [("h", 2, "Convolution binding site")]
     B += [("table", pd.DataFrame(conv_rows)),
-          ("p", f"Association of {'each layer' if made else 'the first layer'}'s convolution hook under key corruption at the value, the token after it (`next_key`) "
+          ("p", f"Association of {'each layer' if any(not r['hook'].startswith('blocks.0.') for r in conv_rows) else 'the first layer'}'s convolution hook under key corruption at the value, the token after it (`next_key`) "
                 "and two after. The paper finds Mamba's binding at `next_key`.")] if conv_rows else \
          [("p", "The mixer declares no convolution hook point (a `HookPoint` whose name contains `conv`), so there is none to patch.")]
     B += [("h", 2, "Learning-rate search"),
