@@ -27,7 +27,8 @@ __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', '
            'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve', 'first_step_at',
            'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant', 'paper_cell',
            'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps', 'paper_runs',
-           'scoreboard', 'chosen_runs', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
+           'scoreboard', 'chosen_runs', 'verdict_across', 'seed_runs', 'seed_summary', 'finding_word',
+           'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -469,6 +470,10 @@ def _chosen(done:pd.DataFrame) -> pd.Series:
         out.append(pick(g, by=CELL))
     return pd.concat(out).set_index(list(CELL))["run_id"]
 
+def _our_order(runs:pd.DataFrame) -> pd.Series:
+    "Which runs train in our protocol's data order (reshuffled every epoch): a run in the paper's fixed order tests that difference, it is no try at the cell."
+    return runs["train.shuffle"].ne(False) if "train.shuffle" in runs.columns else pd.Series(True, index=runs.index)
+
 def scoreboard(root="results",              # the folder of stored sweeps
                margin:float=AGREE_MARGIN,   # the rule: agrees when the paper's value is within our 95% interval widened by this
                all_cells:bool=False,        # also list the paper's cells without a stored run, as 'not run'
@@ -479,6 +484,7 @@ def scoreboard(root="results",              # the folder of stored sweeps
     runs = paper_runs(root, paper)
     runs = runs[runs["unmatched"] == ""].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
     done = runs[runs["state"] == "finished"]
+    done = done[_our_order(done)]
     base = done[done["train.seed"].astype(int) == PAPER_SEED]
     chosen = _chosen(base) if len(base) else pd.Series(dtype=str)
     keys = pd.MultiIndex.from_frame(paper[list(CELL)])
@@ -516,6 +522,56 @@ def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its ro
         rows += [r.loc[rid].rename(cell) for cell, rid in zip(g["cell"], g["run_id"])]
     out = pd.DataFrame(rows)
     return out.loc[[c for c in board["cell"] if c in out.index]] if len(out) else out
+
+# %% ../nbs/07_results.ipynb #5eed0002
+def verdict_across(verdicts) -> str:
+    "One verdict for a cell's seeds: the one they share, 'seed-dependent' where two name different mechanisms, or 'induction (k of n seeds)' where the rest are unresolved."
+    v = list(verdicts)
+    named = sorted(set(v) & {"induction", "direct retrieval"})
+    if len(named) > 1: return "seed-dependent"
+    if not named: return "unresolved" if v else ""
+    k = v.count(named[0])
+    return named[0] if k == len(v) else f"{named[0]} ({k} of {len(v)} seeds)"
+
+def seed_runs(board:pd.DataFrame,        # `scoreboard()` output, or some of its rows
+              root="results",             # the folder of stored sweeps the board was read from
+              paper=None,                 # `paper_numbers()` (default: the package's copy)
+              margin:float=AGREE_MARGIN,  # the scoreboard's rule for a seed's status
+              ) -> pd.DataFrame:
+    "Per scoreboard row with a run, every finished run of its cell at the chosen learning rate, one per seed: sweep, run, accuracy and interval, status, verdict."
+    need_columns(board, [*CELL, "cell", "paper", "lr"], " (pass scoreboard()'s table)")
+    cols = ["cell", "paper", "lr", "seed", "sweep", "run_id", "test_acc", "acc_lo", "acc_hi", "status", "verdict"]
+    runs = paper_runs(root, paper)
+    if runs.empty: return pd.DataFrame(columns=cols)
+    done = runs[(runs["state"] == "finished") & (runs["unmatched"] == "")]
+    done = done[_our_order(done)].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
+    rows = []
+    for b in board.dropna(subset=["lr"]).itertuples(index=False):
+        cell = pd.Series({c: getattr(b, c) for c in CELL})
+        at = done[(done[list(CELL)] == cell).all(axis=1) & (done["train.lr"].astype(float) == float(b.lr))]
+        for r in at.sort_values("train.seed").to_dict("records"):
+            rows.append({"cell": b.cell, "paper": b.paper, "lr": float(b.lr), "seed": int(r["train.seed"]),
+                         "sweep": r["sweep"], "run_id": r["run_id"], "test_acc": r["test_acc"], "acc_lo": r["acc_lo"], "acc_hi": r["acc_hi"],
+                         "status": cell_status(b.paper, r["acc_lo"], r["acc_hi"], margin), "verdict": r["verdict"]})
+    out = pd.DataFrame(rows, columns=cols)
+    if out.duplicated(["cell", "seed"]).any():
+        twice = out[out.duplicated(["cell", "seed"], keep=False)]
+        raise ValueError(f"two stored runs of one cell, learning rate and seed: {sorted(twice.sweep + '/' + twice.run_id)}; "
+                         "a seed is one run (remove the copy from one sweep)")
+    return out
+
+def seed_summary(board:pd.DataFrame, root="results", paper=None, margin:float=AGREE_MARGIN) -> pd.DataFrame:
+    "Per scoreboard row with a run: its seeds at the chosen learning rate, each accuracy, mean, sd and range, and the status and verdict across seeds."
+    s = seed_runs(board, root, paper, margin)
+    cols = ["cell", "paper", "lr", "n_seeds", "seeds", "accs", "mean", "sd", "low", "high", "status", "verdicts", "verdict"]
+    rows = [{"cell": cell, "paper": g.paper.iloc[0], "lr": g.lr.iloc[0], "n_seeds": len(g),
+             "seeds": ", ".join(map(str, g.seed)), "accs": ", ".join(f"{a:.2f}" for a in g.test_acc),
+             "mean": g.test_acc.mean(), "sd": g.test_acc.std(ddof=1) if len(g) > 1 else np.nan,
+             "low": g.test_acc.min(), "high": g.test_acc.max(),
+             "status": g.status.iloc[0] if g.status.nunique() == 1 else "seed-dependent",
+             "verdicts": ", ".join(g.verdict.fillna("")), "verdict": verdict_across(g.verdict.fillna("unresolved"))}
+            for cell, g in s.groupby("cell", sort=False)]
+    return pd.DataFrame(rows, columns=cols)
 
 # %% ../nbs/07_results.ipynb #281cfbb2
 CHECK_OF_STATUS = {"agrees": "holds", "differs": "fails", "not run": "untested"}   # a scoreboard cell's status as a check of a finding

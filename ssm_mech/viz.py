@@ -19,7 +19,8 @@ from .explorer import restoration_grid   # the layer × position grid of a patch
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'mixer_colors', 'mixer_marker', 'model_table',
            'md_table', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter', 'plot_position_boxes',
-           'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'plot_scoreboard']
+           'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'plot_scoreboard',
+           'plot_seeds']
 
 # %% ../nbs/07b_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla",
@@ -361,4 +362,33 @@ def plot_scoreboard(board,                    # `scoreboard()` output (one row p
     ax.set_xlim(-0.03, 1.05); ax.set_ylim(-0.03, 1.05); ax.set_aspect("equal")
     ax.set_xlabel("the paper's final test accuracy"); ax.set_ylabel("ours (best over our learning rates)")
     ax.set_title(f"{len(t)} cells of the paper run on its data", fontsize=9); ax.grid(alpha=0.3)
+    return ax
+
+# %% ../nbs/07b_viz.ipynb #5eed0102
+def plot_seeds(runs,                    # `seed_runs()` output: one row per cell and seed
+               ax=None,
+               gap:float=0.18,          # vertical offset between the seeds of one cell
+               ):
+    "Per cell (one line each), every seed's test accuracy with its 95% interval (seed 0 filled), coloured by status, and the paper's value as a bar."
+    need_columns(runs, ["cell", "paper", "seed", "test_acc", "acc_lo", "acc_hi", "status"], " (pass seed_runs()'s table)")
+    if runs.empty: raise ValueError("no seed to draw: the table has no row")
+    cells = list(dict.fromkeys(runs["cell"]))
+    if ax is None: _, ax = plt.subplots(figsize=(6.6, 0.45 * len(cells) + 1.2))
+    for i, (cell, g) in enumerate(runs.groupby("cell", sort=False)):
+        y0 = len(cells) - 1 - cells.index(cell)
+        off = (np.arange(len(g)) - (len(g) - 1) / 2) * gap
+        for dy, r in zip(off, g.itertuples(index=False)):
+            c = STATUS_COLORS.get(r.status, "0.5")
+            ax.errorbar(r.test_acc, y0 + dy, xerr=[[r.test_acc - r.acc_lo], [r.acc_hi - r.test_acc]], fmt="none", ecolor=c, elinewidth=0.8, zorder=2)
+            ax.scatter(r.test_acc, y0 + dy, s=28, marker="o", zorder=3, linewidth=1.2,
+                       facecolor=c if int(r.seed) == 0 else "white", edgecolor=c)
+        ax.scatter(g["paper"].iloc[0], y0, marker="|", s=260, color="black", linewidth=1.6, zorder=4)
+    ax.set_yticks(range(len(cells))); ax.set_yticklabels(cells[::-1], fontsize=7.5)
+    ax.set_ylim(-0.6, len(cells) - 0.4); ax.set_xlim(-0.03, 1.03); ax.grid(axis="x", alpha=0.3)
+    ax.set_xlabel("final test accuracy"); ax.set_title(f"{len(runs)} runs, {len(cells)} cells: every seed at the chosen learning rate", fontsize=9)
+    handles = ([plt.Line2D([], [], ls="", marker="o", color="0.35", label="seed 0 (the scoreboard's)"),
+                plt.Line2D([], [], ls="", marker="o", markerfacecolor="white", color="0.35", label="other seeds"),
+                plt.Line2D([], [], ls="", marker="|", markersize=12, color="black", label="the paper")]
+               + [plt.Line2D([], [], ls="", marker="o", color=c, label=s) for s, c in STATUS_COLORS.items() if s in set(runs["status"])])
+    ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return ax
