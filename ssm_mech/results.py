@@ -23,11 +23,11 @@ from .verdict import MIN_EFFECT   # a corruption matters when O - C exceeds this
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
-           'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect', 'final_metrics',
-           'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve', 'first_step_at',
-           'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant', 'paper_cell',
-           'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps', 'paper_runs',
-           'scoreboard', 'chosen_runs', 'verdict_across', 'seed_runs', 'seed_summary', 'finding_word',
+           'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect',
+           'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
+           'first_step_at', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant',
+           'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps',
+           'paper_runs', 'scoreboard', 'chosen_runs', 'verdict_across', 'seed_runs', 'seed_summary', 'finding_word',
            'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
@@ -533,26 +533,38 @@ def verdict_across(verdicts) -> str:
     k = v.count(named[0])
     return named[0] if k == len(v) else f"{named[0]} ({k} of {len(v)} seeds)"
 
-def seed_runs(board:pd.DataFrame,        # `scoreboard()` output, or some of its rows
-              root="results",             # the folder of stored sweeps the board was read from
-              paper=None,                 # `paper_numbers()` (default: the package's copy)
-              margin:float=AGREE_MARGIN,  # the scoreboard's rule for a seed's status
+BEYOND = "beyond the paper"   # a seed's status where the paper reports no number for its cell
+
+def seed_runs(root="results",               # the folder of stored sweeps
+              cells=None,                   # cell labels (`cell_label`) to keep, in this order; default: every cell with a finished run
+              paper=None,                   # `paper_numbers()` (default: the package's copy)
+              margin:float=AGREE_MARGIN,    # the scoreboard's rule for a seed's status
               ) -> pd.DataFrame:
-    "Per scoreboard row with a run, every finished run of its cell at the chosen learning rate, one per seed: sweep, run, accuracy and interval, status, verdict."
-    need_columns(board, [*CELL, "cell", "paper", "lr"], " (pass scoreboard()'s table)")
+    "Per cell of the paper-scale sweeps, every finished run at the learning rate the paper's rule chose from its seed-0 runs, one per seed: sweep, run, accuracy and interval, status, verdict."
+    paper = paper_numbers() if paper is None else paper
     cols = ["cell", "paper", "lr", "seed", "sweep", "run_id", "test_acc", "acc_lo", "acc_hi", "status", "verdict"]
     runs = paper_runs(root, paper)
     if runs.empty: return pd.DataFrame(columns=cols)
-    done = runs[(runs["state"] == "finished") & (runs["unmatched"] == "")]
-    done = done[_our_order(done)].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
+    done = runs[(runs["state"] == "finished")]
+    done = done[_our_order(done)].drop(columns=list(CELL))
+    found = [paper_cell(r)[0] for r in done.to_dict("records")]            # any mixer's cell, the paper's or not
+    done = pd.concat([done.reset_index(drop=True), pd.DataFrame([c or {} for c in found], columns=list(CELL))], axis=1)
+    done = done[[c is not None for c in found]].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
+    done = done.assign(cell=[cell_label(dict(zip(CELL, t))) for t in done[list(CELL)].itertuples(index=False)])
+    base = done[done["train.seed"].astype(int) == PAPER_SEED]
+    if base.empty: return pd.DataFrame(columns=cols)
+    chosen = done.set_index("key").loc[_chosen(base).tolist()]
+    value = paper.assign(cell=[cell_label(dict(zip(CELL, t))) for t in paper[list(CELL)].itertuples(index=False)]).set_index("cell")["paper_test_acc"]
+    order = list(chosen["cell"]) if cells is None else [c for c in cells if c in set(chosen["cell"])]
     rows = []
-    for b in board.dropna(subset=["lr"]).itertuples(index=False):
-        cell = pd.Series({c: getattr(b, c) for c in CELL})
-        at = done[(done[list(CELL)] == cell).all(axis=1) & (done["train.lr"].astype(float) == float(b.lr))]
-        for r in at.sort_values("train.seed").to_dict("records"):
-            rows.append({"cell": b.cell, "paper": b.paper, "lr": float(b.lr), "seed": int(r["train.seed"]),
-                         "sweep": r["sweep"], "run_id": r["run_id"], "test_acc": r["test_acc"], "acc_lo": r["acc_lo"], "acc_hi": r["acc_hi"],
-                         "status": cell_status(b.paper, r["acc_lo"], r["acc_hi"], margin), "verdict": r["verdict"]})
+    for c in order:
+        lr = float(chosen.loc[chosen["cell"] == c, "train.lr"].iloc[0])
+        p = float(value[c]) if c in value.index else np.nan
+        at = done[(done["cell"] == c) & (done["train.lr"].astype(float) == lr)].sort_values("train.seed")
+        rows += [{"cell": c, "paper": p, "lr": lr, "seed": int(r["train.seed"]), "sweep": r["sweep"], "run_id": r["run_id"],
+                  "test_acc": r["test_acc"], "acc_lo": r["acc_lo"], "acc_hi": r["acc_hi"],
+                  "status": BEYOND if np.isnan(p) else cell_status(p, r["acc_lo"], r["acc_hi"], margin), "verdict": r["verdict"]}
+                 for r in at.to_dict("records")]
     out = pd.DataFrame(rows, columns=cols)
     if out.duplicated(["cell", "seed"]).any():
         twice = out[out.duplicated(["cell", "seed"], keep=False)]
@@ -560,9 +572,9 @@ def seed_runs(board:pd.DataFrame,        # `scoreboard()` output, or some of its
                          "a seed is one run (remove the copy from one sweep)")
     return out
 
-def seed_summary(board:pd.DataFrame, root="results", paper=None, margin:float=AGREE_MARGIN) -> pd.DataFrame:
-    "Per scoreboard row with a run: its seeds at the chosen learning rate, each accuracy, mean, sd and range, and the status and verdict across seeds."
-    s = seed_runs(board, root, paper, margin)
+def seed_summary(root="results", cells=None, paper=None, margin:float=AGREE_MARGIN) -> pd.DataFrame:
+    "Per cell (as `seed_runs`): its seeds at the chosen learning rate, each accuracy, mean, sd and range, and the status and verdict across seeds."
+    s = seed_runs(root, cells, paper, margin)
     cols = ["cell", "paper", "lr", "n_seeds", "seeds", "accs", "mean", "sd", "low", "high", "status", "verdicts", "verdict"]
     rows = [{"cell": cell, "paper": g.paper.iloc[0], "lr": g.lr.iloc[0], "n_seeds": len(g),
              "seeds": ", ".join(map(str, g.seed)), "accs": ", ".join(f"{a:.2f}" for a in g.test_acc),

@@ -389,6 +389,6 @@ def plot_seeds(runs,                    # `seed_runs()` output: one row per cell
     handles = ([plt.Line2D([], [], ls="", marker="o", color="0.35", label="seed 0 (the scoreboard's)"),
                 plt.Line2D([], [], ls="", marker="o", markerfacecolor="white", color="0.35", label="other seeds"),
                 plt.Line2D([], [], ls="", marker="|", markersize=12, color="black", label="the paper")]
-               + [plt.Line2D([], [], ls="", marker="o", color=c, label=s) for s, c in STATUS_COLORS.items() if s in set(runs["status"])])
+               + [plt.Line2D([], [], ls="", marker="o", color=STATUS_COLORS.get(s, "0.5"), label=s) for s in dict.fromkeys(runs["status"])])
     ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return ax
