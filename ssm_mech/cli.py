@@ -128,6 +128,12 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("dirs", nargs="+", metavar="DIR", help="SWEEP_DIR [SWEEP_DIR ...] RESULTS_DIR: the sweep folders (parts of one sweep), then the results folder")
     u.add_argument("--merge", action="store_true", help="keep the results folder's runs that the sweep folders do not hold")
     u.add_argument("--no-readme", action="store_true", help="do not write RESULTS_DIR/README.md (it is written when RESULTS_DIR/sweep.yaml exists)")
+    b = sub.add_parser("scoreboard", help="our accuracy and verdicts against the paper's, cell by cell, from stored results")
+    b.add_argument("results", nargs="?", default="results",
+                   help="a folder of stored sweeps: a checkout's results/, or folders written by publish (default: results)")
+    b.add_argument("--task", default=None, help="only the cells of this task of the paper (ar, atr-easy, atr-gen, ...)")
+    b.add_argument("--all", action="store_true", help="also list the paper's cells without a stored run, as 'not run'")
+    b.add_argument("--seeds", action="store_true", help="instead, every seed stored at each cell's chosen learning rate, with mean and spread")
     r = sub.add_parser("report-card", help="check a new mixer, train and dissect it on AR, ATR and MQAR, write its report")
     r.add_argument("mixer", help="MODULE:CLASS (importable from the working directory) or a registered mixer name")
     r.add_argument("overrides", nargs="*", help="dotted overrides for every run, e.g. train.max_steps=100")
@@ -287,6 +293,7 @@ def _run(args) -> int:
         dest = Path(args.dirs[-1])
         export_sweep(args.dirs[:-1], dest, merge=args.merge)
         if not args.no_readme and (dest / "sweep.yaml").exists(): print(f"{write_readme(dest)} written")
+    elif args.cmd == "scoreboard": _print_scoreboard(Path(args.results), args.task, args.all, args.seeds)
     elif args.cmd == "report-card" and args.stored:
         from ssm_mech.report import report_card_from_results
         moot = [f for f, v in (("overrides", args.overrides), ("--name", args.name), ("--pos-emb", args.pos_emb is not None),
@@ -308,6 +315,44 @@ def _run(args) -> int:
         print(f"report card written to {card.path}/report.html ({card.seconds / 60:.1f} min)")
         print(next_step(args.mixer, args.scale).replace("`", ""))
     return 0
+
+def _left(t):
+    "A table of strings, each column padded on the right to its widest entry (header included), so that it prints left-aligned."
+    return t.apply(lambda c: c.astype(str).str.ljust(max(c.astype(str).str.len().max(), len(str(c.name)))))
+
+def _print_scoreboard(root:Path, task:str|None, all_cells:bool, seeds:bool):
+    "Print the scoreboard of the stored sweeps under `root` (or its seeds), one line per cell, and a summary line."
+    import pandas as pd
+    from ssm_mech.results import AGREE_MARGIN, paper_numbers, scoreboard, seed_summary, stored_sweeps
+    if not root.is_dir(): raise FileNotFoundError(f"results folder {str(root)!r} is not a folder (pass a checkout's results/, "
+                                                  "or a folder that publish wrote)")
+    if not stored_sweeps(root, paper_scale=True):
+        raise ValueError(f"results folder {str(root)!r} holds no sweep on the paper's data: a sweep counts when its sweep.yaml's "
+                         "base is a paper-scale preset (ar, atr_easy, atr_gen, ...), not a CPU one ending in -cpu")
+    tasks = sorted(set(paper_numbers()["task"]))
+    if task is not None and task not in tasks: raise ValueError(f"--task {task!r} is no task of the paper; valid: {', '.join(tasks)}")
+    f2 = lambda v: "–" if pd.isna(v) else f"{v:.2f}"
+    if seeds:
+        t = seed_summary(root)
+        if task: t = t[t["cell"].str.split().str[0] == task]
+        shown = pd.DataFrame({"cell": t["cell"], "paper": t["paper"].map(f2), "lr": t["lr"].map(lambda v: f"{v:g}"), "seeds": t["seeds"],
+                              "test acc": t["accs"], "mean": t["mean"].map(f2), "sd": t["sd"].map(f2), "status": t["status"], "verdict": t["verdict"]})
+        print(_left(shown).to_string(index=False, justify="left") if len(t) else "no cell of this task has a finished run")
+        print(f"{len(t)} cells; {(t['n_seeds'] > 1).sum()} with more than one seed; seed-dependent status or verdict: "
+              f"{(t['status'].eq('seed-dependent') | t['verdict'].eq('seed-dependent')).sum()}")
+        return
+    b = scoreboard(root, all_cells=all_cells)
+    if task: b = b[b["task"] == task]
+    run = b[b["status"] != "not run"]
+    shown = pd.DataFrame({"cell": b["cell"], "paper": b["paper"].map(f2), "ours": b["ours"].map(f2),
+                          "95% CI": [f"[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else "–" for lo, hi in zip(b["lo"], b["hi"])],
+                          "lr": [f"{v:g} (best of {n:.0f})" if pd.notna(v) else "–" for v, n in zip(b["lr"], b["n_lrs"])],
+                          "seeds": b["n_seeds"].map(lambda v: "–" if pd.isna(v) else f"{v:.0f}"), "verdict": b["verdict"].fillna("–"),
+                          "paper's claim": b["paper_mechanism"].fillna("–"), "status": b["status"]})
+    print(_left(shown).to_string(index=False, justify="left") if len(b) else "no cell of this task has a stored run")
+    print(f"{len(run)} cells run: {(run['status'] == 'agrees').sum()} agree, {(run['status'] == 'differs').sum()} differ "
+          f"(a cell agrees when the paper's value lies within our 95% interval widened by {AGREE_MARGIN}; ours is the best final "
+          "test accuracy over the learning rates stored, seed 0)")
 
 def _width(run_dir) -> int | None:
     "The d_model of the run in `run_dir`, for the thread policy (None if it cannot be read: the command itself says why)."

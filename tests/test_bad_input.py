@@ -67,6 +67,9 @@ def _results(text:bytes):
     def setup(tmp, finished):
         (tmp / "res" / "report_card_ci").mkdir(parents=True); (tmp / "res" / "report_card_ci" / "results.csv").write_bytes(text)
     return setup
+def _paper_sweep(tmp, finished):
+    "A results folder with one planned sweep on the paper's AR data."
+    (tmp / "res" / "s").mkdir(parents=True); (tmp / "res" / "s" / "sweep.yaml").write_text("name: s\nbase: ar\nruns: [{model.mixer: mamba}]\n")
 # (id, argv, setup, substrings the one-line message must contain)
 CLI_CASES = [
     ("warmup_frac string", TRAIN + ["train.warmup_frac=abc"], None, ["train.warmup_frac", "'abc'"]),
@@ -190,6 +193,9 @@ CLI_CASES = [
     ("report-card --stored unregistered", ["report-card", "nope", "--stored"], None, ["'nope'", "not a registered mixer", "deltanet"]),
     ("report-card --stored broken --results", ["report-card", "deltanet", "--stored", "--results", "res"], _results(b"\x00\xffnot,a\ntable"),
      ["res/report_card_ci", "cannot be used"]),
+    ("scoreboard of a missing folder", ["scoreboard", "nowhere"], None, ["'nowhere'", "is not a folder"]),
+    ("scoreboard without paper sweeps", ["scoreboard", "res"], _subdir("res"), ["'res'", "holds no sweep on the paper's data"]),
+    ("scoreboard --task unknown", ["scoreboard", "res", "--task", "mqar"], _paper_sweep, ["--task 'mqar'", "valid: ar, atr-8192"]),
     ("report-card --stored nothing stored", ["report-card", "deltanet", "--stored", "--results", "res"], _subdir("res"),
      ["no finished run of 'deltanet'", "scale 'ci'", "report_card_ci"]),
 ]
