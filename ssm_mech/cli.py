@@ -329,6 +329,8 @@ def _print_scoreboard(root:Path, task:str|None, all_cells:bool, seeds:bool):
     if not stored_sweeps(root, paper_scale=True):
         raise ValueError(f"results folder {str(root)!r} holds no sweep on the paper's data: a sweep counts when its sweep.yaml's "
                          "base is a paper-scale preset (ar, atr_easy, atr_gen, ...), not a CPU one ending in -cpu")
+    if seeds and all_cells: raise ValueError("--seeds lists the seeds of cells with a run and --all adds the cells without one: "
+                                             "give one of them")
     tasks = sorted(set(paper_numbers()["task"]))
     if task is not None and task not in tasks: raise ValueError(f"--task {task!r} is no task of the paper; valid: {', '.join(tasks)}")
     f2 = lambda v: "–" if pd.isna(v) else f"{v:.2f}"
@@ -351,8 +353,9 @@ def _print_scoreboard(root:Path, task:str|None, all_cells:bool, seeds:bool):
                           "paper's claim": b["paper_mechanism"].fillna("–"), "status": b["status"]})
     print(_left(shown).to_string(index=False, justify="left") if len(b) else "no cell of this task has a stored run")
     print(f"{len(run)} cells run: {(run['status'] == 'agrees').sum()} agree, {(run['status'] == 'differs').sum()} differ "
-          f"(a cell agrees when the paper's value lies within our 95% interval widened by {AGREE_MARGIN}; ours is the best final "
-          "test accuracy over the learning rates stored, seed 0)")
+          f"(a cell agrees when the paper's value lies within our 95% interval widened by {AGREE_MARGIN}; ours is the paper's rule: "
+          "the best final test accuracy over the learning rates stored at seed 0, chosen on dev for atr-gen; runs in the paper's "
+          "data order, which test that difference, are left out)")
 
 def _width(run_dir) -> int | None:
     "The d_model of the run in `run_dir`, for the thread policy (None if it cannot be read: the command itself says why)."

@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from .core import atomic_write
 from .runs import ConfigError, inside, sweep_run, read_yaml, load_yaml
 from .interventions import accuracy_interval, VERDICT_POSITIONS, CONV_POSITIONS
-from .verdict import MIN_EFFECT   # a corruption matters when O - C exceeds this; below it an association divides by noise
+from .verdict import MECHANISMS, MIN_EFFECT   # a corruption matters when O - C exceeds this; below it an association divides by noise
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
@@ -472,7 +472,14 @@ def _chosen(done:pd.DataFrame) -> pd.Series:
 
 def _our_order(runs:pd.DataFrame) -> pd.Series:
     "Which runs train in our protocol's data order (reshuffled every epoch): a run in the paper's fixed order tests that difference, it is no try at the cell."
-    return runs["train.shuffle"].ne(False) if "train.shuffle" in runs.columns else pd.Series(True, index=runs.index)
+    if "train.shuffle" not in runs.columns: return pd.Series(True, index=runs.index)
+    return ~runs["train.shuffle"].astype(str).str.strip().str.lower().isin(["false", "0"])   # False from a config, 'False' from a CSV
+
+def _one_run_each(done:pd.DataFrame, by=("cell", "train.lr", "train.seed")):
+    "Raise if two finished runs share a cell, learning rate and seed: a copy of one run in two sweeps would count twice."
+    twice = done[done.duplicated(list(by), keep=False)]
+    if len(twice): raise ValueError(f"two stored runs of one cell, learning rate and seed: {sorted(twice['sweep'] + '/' + twice['run_id'])}; "
+                                    "a seed is one run (remove the copy from one sweep)")
 
 def scoreboard(root="results",              # the folder of stored sweeps
                margin:float=AGREE_MARGIN,   # the rule: agrees when the paper's value is within our 95% interval widened by this
@@ -483,8 +490,9 @@ def scoreboard(root="results",              # the folder of stored sweeps
     paper = paper_numbers() if paper is None else paper
     runs = paper_runs(root, paper)
     runs = runs[runs["unmatched"] == ""].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
+    runs = runs[_our_order(runs)]
     done = runs[runs["state"] == "finished"]
-    done = done[_our_order(done)]
+    if len(done): _one_run_each(done.assign(cell=[cell_label(dict(zip(CELL, t))) for t in done[list(CELL)].itertuples(index=False)]))
     base = done[done["train.seed"].astype(int) == PAPER_SEED]
     chosen = _chosen(base) if len(base) else pd.Series(dtype=str)
     keys = pd.MultiIndex.from_frame(paper[list(CELL)])
@@ -527,7 +535,7 @@ def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its ro
 def verdict_across(verdicts) -> str:
     "One verdict for a cell's seeds: the one they share, 'seed-dependent' where two name different mechanisms, or 'induction (k of n seeds)' where the rest are unresolved."
     v = list(verdicts)
-    named = sorted(set(v) & {"induction", "direct retrieval"})
+    named = sorted(set(v) & (set(MECHANISMS) - {"unresolved"}))
     if len(named) > 1: return "seed-dependent"
     if not named: return "unresolved" if v else ""
     k = v.count(named[0])
@@ -536,7 +544,7 @@ def verdict_across(verdicts) -> str:
 BEYOND = "beyond the paper"   # a seed's status where the paper reports no number for its cell
 
 def seed_runs(root="results",               # the folder of stored sweeps
-              cells=None,                   # cell labels (`cell_label`) to keep, in this order; default: every cell with a finished run
+              cells=None,                   # cell labels (`cell_label`) to keep, in this order; default: every cell with a finished run, the paper's order
               paper=None,                   # `paper_numbers()` (default: the package's copy)
               margin:float=AGREE_MARGIN,    # the scoreboard's rule for a seed's status
               ) -> pd.DataFrame:
@@ -555,7 +563,12 @@ def seed_runs(root="results",               # the folder of stored sweeps
     if base.empty: return pd.DataFrame(columns=cols)
     chosen = done.set_index("key").loc[_chosen(base).tolist()]
     value = paper.assign(cell=[cell_label(dict(zip(CELL, t))) for t in paper[list(CELL)].itertuples(index=False)]).set_index("cell")["paper_test_acc"]
-    order = list(chosen["cell"]) if cells is None else [c for c in cells if c in set(chosen["cell"])]
+    rank = {c: i for i, c in enumerate(value.index)}                            # the paper's order, then the cells it did not test
+    have = sorted(chosen["cell"], key=lambda c: (rank.get(c, len(rank)), c))
+    if isinstance(cells, str): raise ValueError(f"cells must be a list of cell labels, got the string {cells!r}")
+    if cells is not None and (unknown := [c for c in cells if c not in have]):
+        raise ValueError(f"cells {unknown} have no finished seed-0 run under {str(root)!r}; cells with one: {', '.join(have)}")
+    order = have if cells is None else list(cells)
     rows = []
     for c in order:
         lr = float(chosen.loc[chosen["cell"] == c, "train.lr"].iloc[0])
@@ -566,10 +579,7 @@ def seed_runs(root="results",               # the folder of stored sweeps
                   "status": BEYOND if np.isnan(p) else cell_status(p, r["acc_lo"], r["acc_hi"], margin), "verdict": r["verdict"]}
                  for r in at.to_dict("records")]
     out = pd.DataFrame(rows, columns=cols)
-    if out.duplicated(["cell", "seed"]).any():
-        twice = out[out.duplicated(["cell", "seed"], keep=False)]
-        raise ValueError(f"two stored runs of one cell, learning rate and seed: {sorted(twice.sweep + '/' + twice.run_id)}; "
-                         "a seed is one run (remove the copy from one sweep)")
+    _one_run_each(out, by=("cell", "seed"))
     return out
 
 def seed_summary(root="results", cells=None, paper=None, margin:float=AGREE_MARGIN) -> pd.DataFrame:

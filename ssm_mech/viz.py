@@ -13,7 +13,7 @@ import pandas as pd
 import matplotlib.pyplot as plt
 
 from .interventions import MIN_EFFECT
-from .results import best_over_lr, final_metrics, need_columns
+from .results import PAPER_SEED, best_over_lr, final_metrics, need_columns
 from .explorer import restoration_grid   # the layer × position grid of a patching summary
 
 # %% auto #0
@@ -381,14 +381,14 @@ def plot_seeds(runs,                    # `seed_runs()` output: one row per cell
             c = STATUS_COLORS.get(r.status, "0.5")
             ax.errorbar(r.test_acc, y0 + dy, xerr=[[r.test_acc - r.acc_lo], [r.acc_hi - r.test_acc]], fmt="none", ecolor=c, elinewidth=0.8, zorder=2)
             ax.scatter(r.test_acc, y0 + dy, s=28, marker="o", zorder=3, linewidth=1.2,
-                       facecolor=c if int(r.seed) == 0 else "white", edgecolor=c)
+                       facecolor=c if int(r.seed) == PAPER_SEED else "white", edgecolor=c)
         ax.scatter(g["paper"].iloc[0], y0, marker="|", s=260, color="black", linewidth=1.6, zorder=4)
     ax.set_yticks(range(len(cells))); ax.set_yticklabels(cells[::-1], fontsize=7.5)
     ax.set_ylim(-0.6, len(cells) - 0.4); ax.set_xlim(-0.03, 1.03); ax.grid(axis="x", alpha=0.3)
     ax.set_xlabel("final test accuracy"); ax.set_title(f"{len(runs)} runs, {len(cells)} cells: every seed at the chosen learning rate", fontsize=9)
     handles = ([plt.Line2D([], [], ls="", marker="o", color="0.35", label="seed 0 (the scoreboard's)"),
                 plt.Line2D([], [], ls="", marker="o", markerfacecolor="white", color="0.35", label="other seeds"),
-                plt.Line2D([], [], ls="", marker="|", markersize=12, color="black", label="the paper")]
+                *[plt.Line2D([], [], ls="", marker="|", markersize=12, color="black", label="the paper")] * bool(runs["paper"].notna().any())]
                + [plt.Line2D([], [], ls="", marker="o", color=STATUS_COLORS.get(s, "0.5"), label=s) for s in dict.fromkeys(runs["status"])])
     ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return ax

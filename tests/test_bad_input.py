@@ -67,6 +67,9 @@ def _results(text:bytes):
     def setup(tmp, finished):
         (tmp / "res" / "report_card_ci").mkdir(parents=True); (tmp / "res" / "report_card_ci" / "results.csv").write_bytes(text)
     return setup
+def _cpu_sweep(tmp, finished):
+    "A results folder with one planned sweep on the CPU-scale AR proxy only."
+    (tmp / "res" / "s").mkdir(parents=True); (tmp / "res" / "s" / "sweep.yaml").write_text("name: s\nbase: ar-cpu\nruns: [{model.mixer: mamba}]\n")
 def _paper_sweep(tmp, finished):
     "A results folder with one planned sweep on the paper's AR data."
     (tmp / "res" / "s").mkdir(parents=True); (tmp / "res" / "s" / "sweep.yaml").write_text("name: s\nbase: ar\nruns: [{model.mixer: mamba}]\n")
@@ -196,6 +199,8 @@ CLI_CASES = [
     ("scoreboard of a missing folder", ["scoreboard", "nowhere"], None, ["'nowhere'", "is not a folder"]),
     ("scoreboard without paper sweeps", ["scoreboard", "res"], _subdir("res"), ["'res'", "holds no sweep on the paper's data"]),
     ("scoreboard --task unknown", ["scoreboard", "res", "--task", "mqar"], _paper_sweep, ["--task 'mqar'", "valid: ar, atr-8192"]),
+    ("scoreboard of CPU sweeps only", ["scoreboard", "res"], _cpu_sweep, ["'res'", "holds no sweep on the paper's data", "-cpu"]),
+    ("scoreboard --seeds --all", ["scoreboard", "res", "--seeds", "--all"], _paper_sweep, ["--seeds", "--all", "give one of them"]),
     ("report-card --stored nothing stored", ["report-card", "deltanet", "--stored", "--results", "res"], _subdir("res"),
      ["no finished run of 'deltanet'", "scale 'ci'", "report_card_ci"]),
 ]
