@@ -38,7 +38,8 @@ COLUMN_PX = 900             # the content column of a page at 1280 px (the previ
 CHAR_PX, CELL_PAD_PX = 7.3, 19.2   # a character of table text (0.88rem) and a cell's padding, in px
 # Phrases that state a sweep's status by hand, and go stale when it finishes.
 STALE = ("still running", "not run yet", "not yet run", "so far", "none has been run", "still training",
-         "not run for this page yet", "dashed: still running", "have not been run", "has not been run", "still to run")
+         "not run for this page yet", "dashed: still running", "have not been run", "has not been run", "still to run",
+         "in progress")
 GLOSSARY_TERMS = ("O − C", "O - C", "association", "verdict", "gate")
 
 
