@@ -475,6 +475,10 @@ def _our_order(runs:pd.DataFrame) -> pd.Series:
     if "train.shuffle" not in runs.columns: return pd.Series(True, index=runs.index)
     return ~runs["train.shuffle"].astype(str).str.strip().str.lower().isin(["false", "0"])   # False from a config, 'False' from a CSV
 
+def _cell_labels(df:pd.DataFrame) -> list:
+    "`cell_label` of each row of a table with the `CELL` columns."
+    return [cell_label(dict(zip(CELL, t))) for t in df[list(CELL)].itertuples(index=False)]
+
 def _one_run_each(done:pd.DataFrame, by=("cell", "train.lr", "train.seed")):
     "Raise if two finished runs share a cell, learning rate and seed: a copy of one run in two sweeps would count twice."
     twice = done[done.duplicated(list(by), keep=False)]
@@ -492,7 +496,7 @@ def scoreboard(root="results",              # the folder of stored sweeps
     runs = runs[runs["unmatched"] == ""].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
     runs = runs[_our_order(runs)]
     done = runs[runs["state"] == "finished"]
-    if len(done): _one_run_each(done.assign(cell=[cell_label(dict(zip(CELL, t))) for t in done[list(CELL)].itertuples(index=False)]))
+    if len(done): _one_run_each(done.assign(cell=_cell_labels(done)))
     base = done[done["train.seed"].astype(int) == PAPER_SEED]
     chosen = _chosen(base) if len(base) else pd.Series(dtype=str)
     keys = pd.MultiIndex.from_frame(paper[list(CELL)])
@@ -558,11 +562,11 @@ def seed_runs(root="results",               # the folder of stored sweeps
     found = [paper_cell(r)[0] for r in done.to_dict("records")]            # any mixer's cell, the paper's or not
     done = pd.concat([done.reset_index(drop=True), pd.DataFrame([c or {} for c in found], columns=list(CELL))], axis=1)
     done = done[[c is not None for c in found]].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
-    done = done.assign(cell=[cell_label(dict(zip(CELL, t))) for t in done[list(CELL)].itertuples(index=False)])
+    done = done.assign(cell=_cell_labels(done))
     base = done[done["train.seed"].astype(int) == PAPER_SEED]
     if base.empty: return pd.DataFrame(columns=cols)
     chosen = done.set_index("key").loc[_chosen(base).tolist()]
-    value = paper.assign(cell=[cell_label(dict(zip(CELL, t))) for t in paper[list(CELL)].itertuples(index=False)]).set_index("cell")["paper_test_acc"]
+    value = paper.assign(cell=_cell_labels(paper)).set_index("cell")["paper_test_acc"]
     rank = {c: i for i, c in enumerate(value.index)}                            # the paper's order, then the cells it did not test
     have = sorted(chosen["cell"], key=lambda c: (rank.get(c, len(rank)), c))
     if isinstance(cells, str): raise ValueError(f"cells must be a list of cell labels, got the string {cells!r}")
