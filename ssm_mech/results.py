@@ -406,6 +406,12 @@ def mixer_sites(self:StoredSweep, run_id:str) -> pd.DataFrame:
     return pd.read_csv(f) if f.exists() else pd.DataFrame(columns=["corruption", "site", "hook", "layer", "position", "association"])
 
 @patch
+def per_document(self:StoredSweep, run_id:str) -> pd.DataFrame:
+    "A run's answer on each test document beside the document's shape (`per_document/<id>.csv`, written by `tools/per_document.py` from the final weights: doc, length, query_count, key_value_distance, correct); empty where none is stored."
+    f = self._file("per_document", run_id, ".csv")
+    return pd.read_csv(f) if f.exists() else pd.DataFrame(columns=["doc", "length", "query_count", "key_value_distance", "correct"])
+
+@patch
 def queries(self:StoredSweep, run_id:str) -> pd.DataFrame:
     "A multi-query run's verdict per query (`queries/<id>.json`): accuracy, mechanism, reason, O − C, layer, association and 95% interval at the value, key and query, conv binding; empty where none is stored."
     cols = ["query", "accuracy", "mechanism", "reason", "o_minus_c", "layer"]

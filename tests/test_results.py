@@ -192,3 +192,22 @@ def test_mixer_sites_tool_patches_every_mixer_hook(finished_run, tmp_path):
     first = (dest / "mixer_sites" / "abc123.csv").stat().st_mtime_ns
     assert subprocess.run(tool, env=cli_env(), capture_output=True, text=True).returncode == 0
     assert (dest / "mixer_sites" / "abc123.csv").stat().st_mtime_ns == first      # already there: skipped
+
+
+def test_per_document_tool_agrees_with_evaluate(finished_run, tmp_path):
+    "tools/per_document.py writes one row per test document; its accuracy is `evaluate`'s on the test split, and each queried token occurs in its document."
+    import shutil, subprocess, sys
+    from conftest import ROOT, cli_env
+    from ssm_mech.runs import Run
+    from ssm_mech.train import evaluate
+    run_dir = tmp_path / "sweep" / "runs" / "abc123"; shutil.copytree(finished_run, run_dir)
+    dest = tmp_path / "results" / "tiny"; dest.mkdir(parents=True)
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "per_document.py"), str(dest), str(run_dir)], env=cli_env(), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    df = pd.read_csv(dest / "per_document" / "abc123.csv")
+    run = Run(run_dir); ds = run.dataset("test")
+    assert list(df.columns) == ["doc", "length", "query_count", "key_value_distance", "correct"]
+    assert list(df.doc) == list(range(len(ds)))
+    assert df.correct.mean() == pytest.approx(evaluate(run.model(), ds)["acc"])
+    assert (df.query_count >= 1).all() and (df.key_value_distance == (ds.positions["value"] - ds.positions["key"]).numpy()).all()
+    assert (df.length == (ds.positions["divider"] - 1).numpy()).all()
