@@ -98,7 +98,7 @@ def need_columns(df, cols, hint:str=""):
     if missing: raise ValueError(f"column(s) {missing} are not in the table{hint}; columns: {list(df.columns)}")
 
 def best_over_lr(df, by=("model.mixer", "model.d_model"), metric:str="acc", split:str="test", lr:str="train.lr"):
-    "Per cell of `by`, the run with the best final `split` `metric` over the learning rate."
+    "Per cell of `by`, the run with the best final `split` `metric` over the learning rate (a tie goes to the smaller learning rate)."
     by = list(by); need_columns(df, by + [lr])
     f = final_metrics(df)
     f = f[(f["metric"] == metric) & (f["split"] == split)].sort_values(by + [lr]).reset_index(drop=True)
