@@ -349,7 +349,7 @@ def _print_scoreboard(root:Path, task:str|None, all_cells:bool, seeds:bool):
     shown = pd.DataFrame({"cell": b["cell"], "paper": b["paper"].map(f2), "ours": b["ours"].map(f2),
                           "95% CI": [f"[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else "–" for lo, hi in zip(b["lo"], b["hi"])],
                           "lr": [f"{v:g} (best of {n:.0f})" if pd.notna(v) else "–" for v, n in zip(b["lr"], b["n_lrs"])],
-                          "seeds": b["n_seeds"].map(lambda v: "–" if pd.isna(v) else f"{v:.0f}"), "verdict": b["verdict"].fillna("–"),
+                          "seeds": b["seeds"].fillna("–"), "verdict": b["verdict"].fillna("–"),
                           "paper's claim": b["paper_mechanism"].fillna("–"), "status": b["status"]})
     print(_left(shown).to_string(index=False, justify="left") if len(b) else "no cell of this task has a stored run")
     print(f"{len(run)} cells run: {(run['status'] == 'agrees').sum()} agree, {(run['status'] == 'differs').sum()} differ "

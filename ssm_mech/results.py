@@ -519,13 +519,14 @@ def scoreboard(root="results",              # the folder of stored sweeps
             at_lr = (done[list(CELL)] == pd.Series(c)).all(axis=1) & (done["train.lr"].astype(float) == float(r["train.lr"]))
             row |= {"ours": r["test_acc"], "lo": r["acc_lo"], "hi": r["acc_hi"], "lr": float(r["train.lr"]),
                     "lrs": ", ".join(f"{v:g}" for v in lrs), "n_lrs": len(lrs), "n_seeds": done[at_lr]["train.seed"].nunique(),
+                    "seeds": ", ".join(str(s) for s in sorted(set(done[at_lr]["train.seed"].astype(int)))),
                     "verdict": r["verdict"], "sweep": r["sweep"], "run_id": r["run_id"]}
         row["status"] = cell_status(row["paper"], row.get("lo"), row.get("hi"), margin)
         row["one_lr"] = row.get("n_lrs") == 1
         claim, ours = row["paper_mechanism"], row.get("verdict")
         row["verdict_agrees"] = pd.NA if claim is None or ours not in ("induction", "direct retrieval") else ours == claim
         rows.append(row)
-    cols = [*CELL, "cell", "paper", "ours", "lo", "hi", "status", "lr", "lrs", "n_lrs", "one_lr", "n_seeds",
+    cols = [*CELL, "cell", "paper", "ours", "lo", "hi", "status", "lr", "lrs", "n_lrs", "one_lr", "n_seeds", "seeds",
             "verdict", "paper_mechanism", "verdict_agrees", "sweep", "run_id", "source"]
     return pd.DataFrame(rows, columns=cols)
 
