@@ -27,7 +27,7 @@ __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', '
            'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
            'first_step_at', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant',
            'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps',
-           'paper_runs', 'scoreboard', 'chosen_runs', 'verdict_across', 'seed_runs', 'seed_summary', 'finding_word',
+           'paper_runs', 'verdict_across', 'scoreboard', 'chosen_runs', 'seed_runs', 'seed_summary', 'finding_word',
            'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
@@ -491,12 +491,21 @@ def _one_run_each(done:pd.DataFrame, by=("cell", "train.lr", "train.seed")):
     if len(twice): raise ValueError(f"two stored runs of one cell, learning rate and seed: {sorted(twice['sweep'] + '/' + twice['run_id'])}; "
                                     "a seed is one run (remove the copy from one sweep)")
 
+def verdict_across(verdicts) -> str:
+    "One verdict for a cell's seeds: the one they share, 'seed-dependent' where two name different mechanisms, or 'induction (k of n seeds)' where the rest are unresolved."
+    v = list(verdicts)
+    named = sorted(set(v) & (set(MECHANISMS) - {"unresolved"}))
+    if len(named) > 1: return "seed-dependent"
+    if not named: return "unresolved" if v else ""
+    k = v.count(named[0])
+    return named[0] if k == len(v) else f"{named[0]} ({k} of {len(v)} seeds)"
+
 def scoreboard(root="results",              # the folder of stored sweeps
                margin:float=AGREE_MARGIN,   # the rule: agrees when the paper's value is within our 95% interval widened by this
                all_cells:bool=False,        # also list the paper's cells without a stored run, as 'not run'
                paper=None,                  # `paper_numbers()` (default: the package's copy)
                ) -> pd.DataFrame:
-    "Per paper cell with a stored run on the paper's data: the paper's value, ours by the paper's rule, learning rates and seeds behind it, its interval, verdicts and status."
+    "Per paper cell with a stored run on the paper's data: the paper's value, ours by the paper's rule, learning rates and seeds behind it, its interval, verdicts and status (seed 0's, and across every seed at the chosen learning rate)."
     paper = paper_numbers() if paper is None else paper
     runs = paper_runs(root, paper)
     runs = runs[runs["unmatched"] == ""].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
@@ -521,13 +530,17 @@ def scoreboard(root="results",              # the folder of stored sweeps
                     "lrs": ", ".join(f"{v:g}" for v in lrs), "n_lrs": len(lrs), "n_seeds": done[at_lr]["train.seed"].nunique(),
                     "seeds": ", ".join(str(s) for s in sorted(set(done[at_lr]["train.seed"].astype(int)))),
                     "verdict": r["verdict"], "sweep": r["sweep"], "run_id": r["run_id"]}
+            seeds = done[at_lr].sort_values("train.seed")                          # every seed at the chosen rate, seed 0 among them
+            each = {cell_status(row["paper"], lo, hi, margin) for lo, hi in zip(seeds["acc_lo"], seeds["acc_hi"])}
+            row |= {"seed_status": each.pop() if len(each) == 1 else "seed-dependent",
+                    "seed_verdict": verdict_across(seeds["verdict"].fillna("unresolved"))}
         row["status"] = cell_status(row["paper"], row.get("lo"), row.get("hi"), margin)
         row["one_lr"] = row.get("n_lrs") == 1
         claim, ours = row["paper_mechanism"], row.get("verdict")
         row["verdict_agrees"] = pd.NA if claim is None or ours not in ("induction", "direct retrieval") else ours == claim
         rows.append(row)
     cols = [*CELL, "cell", "paper", "ours", "lo", "hi", "status", "lr", "lrs", "n_lrs", "one_lr", "n_seeds", "seeds",
-            "verdict", "paper_mechanism", "verdict_agrees", "sweep", "run_id", "source"]
+            "verdict", "seed_status", "seed_verdict", "paper_mechanism", "verdict_agrees", "sweep", "run_id", "source"]
     return pd.DataFrame(rows, columns=cols)
 
 # %% ../nbs/07_results.ipynb #160e8023
@@ -543,15 +556,6 @@ def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its ro
     return out.loc[[c for c in board["cell"] if c in out.index]] if len(out) else out
 
 # %% ../nbs/07_results.ipynb #5eed0002
-def verdict_across(verdicts) -> str:
-    "One verdict for a cell's seeds: the one they share, 'seed-dependent' where two name different mechanisms, or 'induction (k of n seeds)' where the rest are unresolved."
-    v = list(verdicts)
-    named = sorted(set(v) & (set(MECHANISMS) - {"unresolved"}))
-    if len(named) > 1: return "seed-dependent"
-    if not named: return "unresolved" if v else ""
-    k = v.count(named[0])
-    return named[0] if k == len(v) else f"{named[0]} ({k} of {len(v)} seeds)"
-
 BEYOND = "beyond the paper"   # a seed's status where the paper reports no number for its cell
 
 def seed_runs(root="results",               # the folder of stored sweeps
