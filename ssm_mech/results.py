@@ -27,8 +27,8 @@ __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', '
            'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
            'first_step_at', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant',
            'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps',
-           'paper_runs', 'verdict_across', 'scoreboard', 'chosen_runs', 'seed_runs', 'seed_summary', 'finding_word',
-           'accuracy_checks', 'mixer_verdicts']
+           'paper_runs', 'status_across', 'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs',
+           'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -491,6 +491,11 @@ def _one_run_each(done:pd.DataFrame, by=("cell", "train.lr", "train.seed")):
     if len(twice): raise ValueError(f"two stored runs of one cell, learning rate and seed: {sorted(twice['sweep'] + '/' + twice['run_id'])}; "
                                     "a seed is one run (remove the copy from one sweep)")
 
+def status_across(statuses) -> str:
+    "One status for a cell's seeds: the one they all share, or 'seed-dependent'."
+    s = set(statuses)
+    return s.pop() if len(s) == 1 else "seed-dependent"
+
 def verdict_across(verdicts) -> str:
     "One verdict for a cell's seeds: the one they share, 'seed-dependent' where two name different mechanisms, or 'induction (k of n seeds)' where the rest are unresolved."
     v = list(verdicts)
@@ -531,8 +536,7 @@ def scoreboard(root="results",              # the folder of stored sweeps
                     "seeds": ", ".join(str(s) for s in sorted(set(done[at_lr]["train.seed"].astype(int)))),
                     "verdict": r["verdict"], "sweep": r["sweep"], "run_id": r["run_id"]}
             seeds = done[at_lr].sort_values("train.seed")                          # every seed at the chosen rate, seed 0 among them
-            each = {cell_status(row["paper"], lo, hi, margin) for lo, hi in zip(seeds["acc_lo"], seeds["acc_hi"])}
-            row |= {"seed_status": each.pop() if len(each) == 1 else "seed-dependent",
+            row |= {"seed_status": status_across(cell_status(row["paper"], lo, hi, margin) for lo, hi in zip(seeds["acc_lo"], seeds["acc_hi"])),
                     "seed_verdict": verdict_across(seeds["verdict"].fillna("unresolved"))}
         row["status"] = cell_status(row["paper"], row.get("lo"), row.get("hi"), margin)
         row["one_lr"] = row.get("n_lrs") == 1
@@ -544,6 +548,10 @@ def scoreboard(root="results",              # the folder of stored sweeps
     return pd.DataFrame(rows, columns=cols)
 
 # %% ../nbs/07_results.ipynb #160e8023
+def over_seeds(board:pd.DataFrame) -> list[str]:
+    "Per scoreboard row, the column pages show beside seed 0's: '–' for one seed, else its status and verdict across its seeds."
+    return ["–" if not n > 1 else f"{s}; {v}" for n, s, v in zip(board["n_seeds"], board["seed_status"], board["seed_verdict"])]
+
 def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its rows
                 root="results",        # the folder of stored sweeps the board was read from
                 ) -> pd.DataFrame:
@@ -605,7 +613,7 @@ def seed_summary(root="results", cells=None, paper=None, margin:float=AGREE_MARG
              "seeds": ", ".join(map(str, g.seed)), "accs": ", ".join(f"{a:.2f}" for a in g.test_acc),
              "mean": g.test_acc.mean(), "sd": g.test_acc.std(ddof=1) if len(g) > 1 else np.nan,
              "low": g.test_acc.min(), "high": g.test_acc.max(),
-             "status": g.status.iloc[0] if g.status.nunique() == 1 else "seed-dependent",
+             "status": status_across(g.status),
              "verdicts": ", ".join(g.verdict.fillna("")), "verdict": verdict_across(g.verdict.fillna("unresolved"))}
             for cell, g in s.groupby("cell", sort=False)]
     return pd.DataFrame(rows, columns=cols)
