@@ -25,10 +25,10 @@ from .verdict import MECHANISMS, MIN_EFFECT   # a corruption matters when O - C 
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
            'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect',
            'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
-           'first_step_at', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task', 'paper_variant',
-           'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale', 'stored_sweeps',
-           'paper_runs', 'status_across', 'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs',
-           'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
+           'first_step_at', 'pilot_ranks', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task',
+           'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale',
+           'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs',
+           'seed_runs', 'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -135,6 +135,28 @@ def first_step_at(df,                      # `collect` output (tidy: one row per
     need_columns(df, ["run_id", "step", "split", "metric", "value"])
     d = df[(df["split"] == split) & (df["metric"] == metric) & (df["value"] >= threshold)]
     return d.groupby("run_id")["step"].min().astype(int)
+
+def pilot_ranks(df,                        # `collect` output (tidy, with the runs' config columns)
+                step:int=5000,             # the pilot's last step: dev loss and accuracy are read there
+                keep:int=2,                # how many learning rates per group continue to the end
+                by=("model.mixer",),       # a group: runs that differ only in their learning rate
+                lrs=None,                  # the learning rates every group is piloted at (None: each group's own)
+                lr:str="train.lr") -> pd.DataFrame:
+    "Per run with a dev loss at `step`: its dev loss and accuracy there, its rank by dev loss in its group, and whether it continues."
+    by = list(by)
+    need_columns(df, ["run_id", "step", "split", "metric", "value", lr, *by])
+    at = df[(df["split"] == "dev") & (df["step"] == step) & df["metric"].isin(["loss", "acc"])]
+    cols = ["run_id", *by, lr, "dev_loss", "dev_acc", "rank", "continues"]
+    if at.empty: return pd.DataFrame(columns=cols)
+    t = at.pivot_table(index=["run_id", *by, lr], columns="metric", values="value", aggfunc="last").reset_index()
+    t = t.rename(columns={"loss": "dev_loss", "acc": "dev_acc"}).sort_values([*by, lr]).reset_index(drop=True)
+    for c in ("dev_loss", "dev_acc"):
+        if c not in t: t[c] = float("nan")
+    need = None if lrs is None else {float(x) for x in lrs}
+    complete = t.groupby(by)[lr].transform(lambda s: need is None or need <= {float(x) for x in s})
+    t["rank"] = t.groupby(by)["dev_loss"].rank(method="first").where(complete).astype("Int64")
+    t["continues"] = (t["rank"] <= keep).fillna(False).astype(bool)
+    return t[cols]
 
 def widest_interval(runs,                  # one row per run with `mech.interval.<position>` columns ("[lo, hi]")
                     positions=("value", "key", "query")) -> pd.Series:
