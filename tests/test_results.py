@@ -212,3 +212,17 @@ def test_per_document_tool_agrees_with_evaluate(finished_run, tmp_path):
     assert df.correct.mean() == pytest.approx(evaluate(run.model(), ds)["acc"])
     assert (df.query_count >= 1).all() and (df.key_value_distance == (ds.positions["value"] - ds.positions["key"]).numpy()).all()
     assert (df.length == (ds.positions["divider"] - 1).numpy()).all()
+
+
+def test_pilot_rule_reproduces_the_stored_decision():
+    """`pilot_ranks` on ar32_d64's stored logs gives the ranks of its pilot table (recorded when the pilots ran), and the two it
+    marks per mixer are exactly the runs that went on past the pilot: the rule the chapters state is the one that was applied."""
+    from ssm_mech.results import pilot_ranks
+    sw = StoredSweep(ROOT / "results" / "ar32_d64")
+    ours = pilot_ranks(sw.table, lrs=load_sweep(sw.path / "sweep.yaml").axes["train.lr"]).set_index("run_id")
+    recorded = pd.read_csv(sw.path / "pilot.csv", dtype={"run_id": str}).set_index("run_id")
+    recorded["rank"] = recorded.groupby("mixer").dev_loss.rank(method="first").astype(int)
+    assert sorted(ours.index) == sorted(recorded.index) and ours["rank"].notna().all()
+    assert (ours["rank"].astype(int) == recorded["rank"]).all()
+    went_on = set(sw.table.query("step > 5000").run_id)
+    assert set(ours.index[ours.continues]) == went_on and len(went_on) == 2 * recorded.mixer.nunique()
