@@ -149,7 +149,7 @@ def pilot_ranks(df,                        # `collect` output (tidy, with the ru
     cols = ["run_id", *by, lr, "dev_loss", "dev_acc", "rank", "continues"]
     if at.empty: return pd.DataFrame(columns=cols)
     t = at.pivot_table(index=["run_id", *by, lr], columns="metric", values="value", aggfunc="last").reset_index()
-    t = t.rename(columns={"loss": "dev_loss", "acc": "dev_acc"}).sort_values([*by, lr]).reset_index(drop=True)
+    t = t.rename(columns={"loss": "dev_loss", "acc": "dev_acc"}).sort_values([*by, lr]).reset_index(drop=True).rename_axis(columns=None)
     for c in ("dev_loss", "dev_acc"):
         if c not in t: t[c] = float("nan")
     need = None if lrs is None else {float(x) for x in lrs}
