@@ -18,9 +18,9 @@ from .explorer import restoration_grid   # the layer × position grid of a patch
 
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'mixer_colors', 'mixer_marker', 'model_table',
-           'md_table', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter', 'plot_position_boxes',
-           'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size', 'plot_curves', 'plot_scoreboard',
-           'plot_seeds']
+           'md_table', 'lr_label', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter',
+           'plot_position_boxes', 'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size',
+           'plot_curves', 'plot_scoreboard', 'plot_seeds']
 
 # %% ../nbs/07b_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla",
@@ -92,6 +92,11 @@ def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
     num = ([False] if index else []) + [df[c].dtype.kind in "iuf" for c in df.columns]   # numbers right, text left
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if n else ":---" for n in num) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
     return Markdown("\n".join(lines))
+
+# %% ../nbs/07b_viz.ipynb #581b490a
+def lr_label(v) -> str:
+    "A learning rate as the pages write it: 0.001 -> '1e-3', 0.0003 -> '3e-4' (one significant digit, as the grids use)."
+    return f"{float(v):.0e}".replace("e-0", "e-")
 
 # %% ../nbs/07b_viz.ipynb #0aedf2bd
 def with_interval(row,                    # one model's row: `model_table` or `collect` output with `mech.*` columns
