@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .interventions import upgrade_mechanism_file
-from .results import collect, first_step_at
+from .results import collect, first_step_at, pilot_ranks
 from .sweep import load_sweep, plan_sweep
 
 # %% auto #0
@@ -91,7 +91,23 @@ def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and res
     df = pd.read_csv(dest / "results.csv", low_memory=False, dtype={"run_id": str}) if (dest / "results.csv").exists() else None
     status = {f.stem: json.loads(f.read_text()) for f in sorted((dest / "status").glob("*.json"))} if (dest / "status").is_dir() else {}
     left_at = first_step_at(df) if df is not None else pd.Series(dtype=int)   # where each run leaves the plateau
-    rows, waiting = [], []
+    stopped, pilot_text = set(), ""
+    if sweep.pilot:                                                            # the rule for stopping runs early, and what it decided
+        step, keep = sweep.pilot["step"], sweep.pilot["keep"]
+        by = list(dict.fromkeys(k for p in plan for k in p.overrides if k != "train.lr"))   # a group: runs that differ only in their learning rate
+        shown = [k for k in by if len({str(p.overrides.get(k)) for p in plan}) > 1]          # the columns that tell the groups apart
+        ranks = pilot_ranks(df, step=step, keep=keep, by=by, lrs=sweep.axes["train.lr"]) if df is not None else pd.DataFrame()
+        stopped = set(ranks.run_id[ranks["rank"].notna() & ~ranks.continues]) if len(ranks) else set()
+        pilot_text = (f"\n**Pilot** (`pilot` in `sweep.yaml`): in each group of runs that differ only in their learning rate, the {keep} "
+                      f"rate{'s' * (keep > 1)} with the lowest dev loss at step {step:,} continue to the end and the others stop there; a "
+                      f"group is ranked once every rate has reached step {step:,}. {len(ranks)} of {len(plan)} runs have reached it.\n")
+        if len(ranks):
+            pilot_text += ("\n| " + " | ".join([*shown, "lr", f"dev loss at {step:,}", f"dev acc at {step:,}", "rank", "continues"]) + " |\n|"
+                           + "---|" * (len(shown) + 5) + "\n" + "\n".join(
+                "| " + " | ".join([*(f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]) for k in shown), f"{r['train.lr']:g}", _cell(r.dev_loss, "{:.3f}"), _cell(r.dev_acc, "{:.3f}"),
+                                   "–" if pd.isna(r["rank"]) else str(int(r["rank"])), "–" if pd.isna(r["rank"]) else "yes" if r.continues else "no"]) + " |"
+                for _, r in ranks.iterrows()) + "\n")
+    rows, waiting, halted = [], [], []
     for p in plan:
         mech_file, st = dest / "mechanism" / f"{p.id}.json", status.get(p.id, {})
         done = df is not None and (df[df.run_id == p.id].status == "finished").any()
@@ -108,10 +124,11 @@ def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and res
                         + f" | {_cell(width, '{:.3f}') if resolved else ''} |")
         else:
             at = None if df is None else df[df.run_id == p.id].step.max()
-            waiting.append(f"{p.label} (`{p.id}`" + (f", at step {int(at):,} when exported)" if at is not None and not pd.isna(at) else ", not started)"))
-    text = f"# `{sweep.name}`\n\n{sweep.description}\n\nThe plan: `sweep.yaml` ({len(plan)} runs, one seed each).\n"
+            (halted if p.id in stopped else waiting).append(f"{p.label} (`{p.id}`" + (f", at step {int(at):,} when exported)" if at is not None and not pd.isna(at) else ", not started)"))
+    text = f"# `{sweep.name}`\n\n{sweep.description}\n\nThe plan: `sweep.yaml` ({len(plan)} runs, one seed each).\n" + pilot_text
     text += f"\n**Finished** ({len(rows)} of {len(plan)}). "
     text += (_README_HOW + _README_HEAD + "\n".join(rows) + "\n") if rows else "None yet.\n"
+    if halted: text += f"\n**Stopped by the pilot** at step {sweep.pilot['step']:,}: " + "; ".join(halted) + ".\n"
     if waiting: text += "\n**Still to run**: " + "; ".join(waiting) + ".\n"
     return text + _README_FOOT
 

@@ -28,7 +28,7 @@ __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', '
            'first_step_at', 'pilot_ranks', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task',
            'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale',
            'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs',
-           'seed_runs', 'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
+           'seed_runs', 'lr_runs', 'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -588,6 +588,31 @@ def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its ro
 # %% ../nbs/07_results.ipynb #5eed0002
 BEYOND = "beyond the paper"   # a seed's status where the paper reports no number for its cell
 
+def _finished_cells(root, paper) -> tuple:
+    "The finished runs of the paper-scale sweeps in our data order, each with its cell (any mixer's, the paper's or not); the seed-0 run the paper's rule reads per cell; the paper's values; the cells in the paper's order, then the cells it did not test."
+    runs = paper_runs(root, paper)
+    if runs.empty: return None
+    done = runs[(runs["state"] == "finished")]
+    done = done[_our_order(done)].drop(columns=list(CELL))
+    found = [paper_cell(r)[0] for r in done.to_dict("records")]            # any mixer's cell, the paper's or not
+    done = pd.concat([done.reset_index(drop=True), pd.DataFrame([c or {} for c in found], columns=list(CELL))], axis=1)
+    done = done[[c is not None for c in found]].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
+    done = done.assign(cell=_cell_labels(done))
+    base = done[done["train.seed"].astype(int) == PAPER_SEED]
+    if base.empty: return None
+    chosen = done.set_index("key").loc[_chosen(base).tolist()]
+    value = paper.assign(cell=_cell_labels(paper)).set_index("cell")["paper_test_acc"]
+    rank = {c: i for i, c in enumerate(value.index)}
+    have = sorted(chosen["cell"], key=lambda c: (rank.get(c, len(rank)), c))
+    return done, chosen, value, have
+
+def _cells_asked(cells, have:list, root) -> list:
+    "The cells a caller asked for (default: every cell in `have`), refused with the cells that exist where one has no finished seed-0 run."
+    if isinstance(cells, str): raise ValueError(f"cells must be a list of cell labels, got the string {cells!r}")
+    if cells is not None and (unknown := [c for c in cells if c not in have]):
+        raise ValueError(f"cells {unknown} have no finished seed-0 run under {str(root)!r}; cells with one: {', '.join(have)}")
+    return have if cells is None else list(cells)
+
 def seed_runs(root="results",               # the folder of stored sweeps
               cells=None,                   # cell labels (`cell_label`) to keep, in this order; default: every cell with a finished run, the paper's order
               paper=None,                   # `paper_numbers()` (default: the package's copy)
@@ -596,26 +621,11 @@ def seed_runs(root="results",               # the folder of stored sweeps
     "Per cell of the paper-scale sweeps, every finished run at the learning rate the paper's rule chose from its seed-0 runs, one per seed: sweep, run, accuracy and interval, status, verdict."
     paper = paper_numbers() if paper is None else paper
     cols = ["cell", "paper", "lr", "seed", "sweep", "run_id", "test_acc", "acc_lo", "acc_hi", "status", "verdict"]
-    runs = paper_runs(root, paper)
-    if runs.empty: return pd.DataFrame(columns=cols)
-    done = runs[(runs["state"] == "finished")]
-    done = done[_our_order(done)].drop(columns=list(CELL))
-    found = [paper_cell(r)[0] for r in done.to_dict("records")]            # any mixer's cell, the paper's or not
-    done = pd.concat([done.reset_index(drop=True), pd.DataFrame([c or {} for c in found], columns=list(CELL))], axis=1)
-    done = done[[c is not None for c in found]].astype({"n_layers": int, "d_model": int, "pos_emb": bool})
-    done = done.assign(cell=_cell_labels(done))
-    base = done[done["train.seed"].astype(int) == PAPER_SEED]
-    if base.empty: return pd.DataFrame(columns=cols)
-    chosen = done.set_index("key").loc[_chosen(base).tolist()]
-    value = paper.assign(cell=_cell_labels(paper)).set_index("cell")["paper_test_acc"]
-    rank = {c: i for i, c in enumerate(value.index)}                            # the paper's order, then the cells it did not test
-    have = sorted(chosen["cell"], key=lambda c: (rank.get(c, len(rank)), c))
-    if isinstance(cells, str): raise ValueError(f"cells must be a list of cell labels, got the string {cells!r}")
-    if cells is not None and (unknown := [c for c in cells if c not in have]):
-        raise ValueError(f"cells {unknown} have no finished seed-0 run under {str(root)!r}; cells with one: {', '.join(have)}")
-    order = have if cells is None else list(cells)
+    found = _finished_cells(root, paper)
+    if found is None: return pd.DataFrame(columns=cols)
+    done, chosen, value, have = found
     rows = []
-    for c in order:
+    for c in _cells_asked(cells, have, root):
         lr = float(chosen.loc[chosen["cell"] == c, "train.lr"].iloc[0])
         p = float(value[c]) if c in value.index else np.nan
         at = done[(done["cell"] == c) & (done["train.lr"].astype(float) == lr)].sort_values("train.seed")
@@ -625,6 +635,30 @@ def seed_runs(root="results",               # the folder of stored sweeps
                  for r in at.to_dict("records")]
     out = pd.DataFrame(rows, columns=cols)
     _one_run_each(out, by=("cell", "seed"))
+    return out
+
+def lr_runs(root="results",                 # the folder of stored sweeps
+            cells=None,                     # cell labels (`cell_label`) to keep, in this order; default: every cell with a finished run, the paper's order
+            paper=None,                     # `paper_numbers()` (default: the package's copy)
+            margin:float=AGREE_MARGIN,      # the scoreboard's rule for a run's status
+            ) -> pd.DataFrame:
+    "Per cell of the paper-scale sweeps, every finished seed-0 run, one per learning rate (smallest first): the runs the paper's rule chooses among, `chosen` marking the one it reads, with accuracy and interval, status and verdict."
+    paper = paper_numbers() if paper is None else paper
+    cols = ["cell", "paper", "lr", "chosen", "sweep", "run_id", "test_acc", "dev_acc", "acc_lo", "acc_hi", "status", "verdict"]
+    found = _finished_cells(root, paper)
+    if found is None: return pd.DataFrame(columns=cols)
+    done, chosen, value, have = found
+    rows = []
+    for c in _cells_asked(cells, have, root):
+        p = float(value[c]) if c in value.index else np.nan
+        pick = chosen.index[chosen["cell"] == c][0]                                # the key of the run the rule reads
+        at = done[(done["cell"] == c) & (done["train.seed"].astype(int) == PAPER_SEED)].assign(_lr=lambda d: d["train.lr"].astype(float))
+        rows += [{"cell": c, "paper": p, "lr": r["_lr"], "chosen": r["key"] == pick, "sweep": r["sweep"], "run_id": r["run_id"],
+                  "test_acc": r["test_acc"], "dev_acc": r["dev_acc"], "acc_lo": r["acc_lo"], "acc_hi": r["acc_hi"],
+                  "status": BEYOND if np.isnan(p) else cell_status(p, r["acc_lo"], r["acc_hi"], margin), "verdict": r["verdict"]}
+                 for r in at.sort_values("_lr").to_dict("records")]
+    out = pd.DataFrame(rows, columns=cols)
+    _one_run_each(out, by=("cell", "lr"))
     return out
 
 def seed_summary(root="results", cells=None, paper=None, margin:float=AGREE_MARGIN) -> pd.DataFrame:

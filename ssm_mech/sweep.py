@@ -48,17 +48,20 @@ class SweepConfig:
     dissect: bool = False                         # run the mechanistic evaluation after each finished run
     dissect_n: int = 512                          # examples for the mechanistic evaluation
     description: str = ""
+    pilot: dict = field(default_factory=dict)     # {"step": n, "keep": k}: per group of runs differing only in train.lr, the k rates
+                                                  # with the lowest dev loss at step n continue to the end (empty: no pilot)
 
     def to_dict(self) -> dict:
         base = self.base.to_dict() if isinstance(self.base, ExperimentConfig) else self.base
         return {"name": self.name, "description": self.description, "base": base,
                 "overrides": dict(self.overrides), "runs": [dict(r) for r in self.runs],
-                "axes": {k: list(v) for k, v in self.axes.items()}, "dissect": self.dissect, "dissect_n": self.dissect_n}
+                "axes": {k: list(v) for k, v in self.axes.items()}, "dissect": self.dissect, "dissect_n": self.dissect_n,
+                **({"pilot": dict(self.pilot)} if self.pilot else {})}
 
     @classmethod
     def from_dict(cls, d:dict) -> SweepConfig:
         if not isinstance(d, dict): raise ValueError(f"a sweep must be a mapping, got {_clip(d)}")
-        valid = {"name", "description", "base", "overrides", "runs", "axes", "dissect", "dissect_n"}
+        valid = {"name", "description", "base", "overrides", "runs", "axes", "dissect", "dissect_n", "pilot"}
         bad = sorted(map(str, set(d) - valid))
         if bad: raise ValueError(f"unknown sweep field(s) {_clip(bad)}; valid: {sorted(valid)}")
         for k in ("name", "base"):
@@ -91,6 +94,15 @@ class SweepConfig:
         if not isinstance(self.dissect, bool): raise ValueError(f"sweep.dissect must be true or false, got {_clip(self.dissect)}")
         if not (isinstance(self.dissect_n, int) and not isinstance(self.dissect_n, bool) and self.dissect_n > 0):
             raise ValueError(f"sweep.dissect_n must be a positive integer (true is not a number), got {_clip(self.dissect_n)}")
+        if not isinstance(self.pilot, dict): raise ValueError(f"sweep.pilot must be a mapping with step and keep, got {_clip(self.pilot)}")
+        if self.pilot:
+            if bad := sorted(map(str, set(self.pilot) - {"step", "keep"})): raise ValueError(f"unknown sweep.pilot field(s) {_clip(bad)}; valid: ['keep', 'step']")
+            for k in ("step", "keep"):
+                v = self.pilot.get(k)
+                if not (isinstance(v, int) and not isinstance(v, bool) and v > 0): raise ValueError(f"sweep.pilot.{k} must be a positive integer, got {_clip(v)}")
+            if len(self.axes.get("train.lr", ())) <= self.pilot["keep"]:
+                raise ValueError(f"sweep.pilot keeps {self.pilot['keep']} learning rate(s) of each group, so it needs more than that on the axis "
+                                 f"train.lr; sweep.axes['train.lr'] is {_clip(self.axes.get('train.lr'))}")
         return self
 
     @property

@@ -18,7 +18,7 @@ from .explorer import restoration_grid   # the layer × position grid of a patch
 
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'mixer_colors', 'mixer_marker', 'model_table',
-           'md_table', 'lr_label', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter',
+           'md_table', 'lr_label', 'lr_grid', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter',
            'plot_position_boxes', 'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size',
            'plot_curves', 'plot_scoreboard', 'plot_seeds']
 
@@ -97,6 +97,22 @@ def md_table(df:pd.DataFrame,       # any table (a Series becomes one column)
 def lr_label(v) -> str:
     "A learning rate as the pages write it: 0.001 -> '1e-3', 0.0003 -> '3e-4' (one significant digit, as the grids use)."
     return f"{float(v):.0e}".replace("e-0", "e-")
+
+# %% ../nbs/07b_viz.ipynb #12550a90
+def lr_grid(runs:pd.DataFrame,       # `lr_runs` output: one row per cell and learning rate
+            digits:int=2,
+            ) -> pd.DataFrame:
+    "One row per cell: the paper's number, each learning rate's test accuracy (the chosen run's in bold, '–' where not run) and the chosen run's verdict."
+    need_columns(runs, ["cell", "paper", "lr", "chosen", "test_acc", "verdict"], "(the output of `lr_runs`)")
+    lrs = sorted({float(x) for x in runs["lr"]})
+    rows = []
+    for cell, g in runs.groupby("cell", sort=False):
+        at = {float(r.lr): (f"**{r.test_acc:.{digits}f}**" if r.chosen else f"{r.test_acc:.{digits}f}") for r in g.itertuples()}
+        pick = g[g.chosen]
+        rows.append({"cell": cell, "paper": "–" if pd.isna(g.paper.iloc[0]) else f"{g.paper.iloc[0]:.{digits}f}",
+                     **{f"lr {lr_label(x)}": at.get(x, "–") for x in lrs},
+                     "verdict": pick.verdict.iloc[0] if len(pick) and isinstance(pick.verdict.iloc[0], str) else "–"})
+    return pd.DataFrame(rows, columns=["cell", "paper", *[f"lr {lr_label(x)}" for x in lrs], "verdict"])
 
 # %% ../nbs/07b_viz.ipynb #0aedf2bd
 def with_interval(row,                    # one model's row: `model_table` or `collect` output with `mech.*` columns
