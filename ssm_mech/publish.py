@@ -12,11 +12,11 @@ from pathlib import Path
 import pandas as pd
 
 from .interventions import upgrade_mechanism_file
-from .results import collect, first_step_at, pilot_ranks
+from .results import PILOT_FILE, StoredSweep, collect, first_step_at, pilot_groups, pilot_ranks
 from .sweep import load_sweep, plan_sweep
 
 # %% auto #0
-__all__ = ['export_sweep', 'readme_text', 'write_readme', 'export_main', 'readme_main']
+__all__ = ['export_sweep', 'readme_text', 'record_pilot', 'write_readme', 'export_main', 'readme_main']
 
 # %% ../nbs/08a_publish.ipynb #ab82d0f8
 _RUN_FILES = (("config.yaml", "configs"), ("patching.csv", "patching"), ("mechanism.json", "mechanism"), ("run.json", "status"))
@@ -93,18 +93,21 @@ def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and res
     left_at = first_step_at(df) if df is not None else pd.Series(dtype=int)   # where each run leaves the plateau
     stopped, pilot_text = set(), ""
     if sweep.pilot:                                                            # the rule for stopping runs early, and what it decided
-        step, keep = sweep.pilot["step"], sweep.pilot["keep"]
-        by = list(dict.fromkeys(k for p in plan for k in p.overrides if k != "train.lr"))   # a group: runs that differ only in their learning rate
+        step, keep, sw = sweep.pilot["step"], sweep.pilot["keep"], StoredSweep(dest)
+        ranks, by, recorded = sw.pilot(), pilot_groups(sw.spec), (dest / PILOT_FILE).exists()
         shown = [k for k in by if len({str(p.overrides.get(k)) for p in plan}) > 1]          # the columns that tell the groups apart
-        ranks = pilot_ranks(df, step=step, keep=keep, by=by, lrs=sweep.axes["train.lr"]) if df is not None else pd.DataFrame()
         stopped = set(ranks.run_id[ranks["rank"].notna() & ~ranks.continues]) if len(ranks) else set()
         pilot_text = (f"\n**Pilot** (`pilot` in `sweep.yaml`): in each group of runs that differ only in their learning rate, the {keep} "
                       f"rate{'s' * (keep > 1)} with the lowest dev loss at step {step:,} continue to the end and the others stop there; a "
-                      f"group is ranked once every rate has reached step {step:,}. {len(ranks)} of {len(plan)} runs have reached it.\n")
+                      f"group is ranked once every rate has reached step {step:,}. {len(ranks)} of {len(plan)} runs have reached it."
+                      + (f" The values are those recorded in `{PILOT_FILE}` when the rule was applied: a run trained again from step 0 on "
+                         f"another machine can differ slightly at step {step:,} (floating-point rounding differs between CPUs), and its "
+                         "rows in `results.csv` are that run's." if recorded else "") + "\n")
         if len(ranks):
             pilot_text += ("\n| " + " | ".join([*shown, "lr", f"dev loss at {step:,}", f"dev acc at {step:,}", "rank", "continues"]) + " |\n|"
                            + "---|" * (len(shown) + 5) + "\n" + "\n".join(
-                "| " + " | ".join([*(f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]) for k in shown), f"{r['train.lr']:g}", _cell(r.dev_loss, "{:.3f}"), _cell(r.dev_acc, "{:.3f}"),
+                "| " + " | ".join([*(f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]) for k in shown), f"{r['train.lr']:g}",
+                                   _cell(r.dev_loss, "{:.3f}"), _cell(r.dev_acc, "{:.3f}"),
                                    "–" if pd.isna(r["rank"]) else str(int(r["rank"])), "–" if pd.isna(r["rank"]) else "yes" if r.continues else "no"]) + " |"
                 for _, r in ranks.iterrows()) + "\n")
     rows, waiting, halted = [], [], []
@@ -131,6 +134,21 @@ def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and res
     if halted: text += f"\n**Stopped by the pilot** at step {sweep.pilot['step']:,}: " + "; ".join(halted) + ".\n"
     if waiting: text += "\n**Still to run**: " + "; ".join(waiting) + ".\n"
     return text + _README_FOOT
+
+def record_pilot(dest, table=None) -> Path: # a results folder whose sweep.yaml has a pilot rule
+    "Write the folder's pilot record (`pilot.csv`): the ranks its pilot rule gives on `table` (default: the stored `results.csv`), once every planned run has reached the pilot's step; never over an existing record."
+    dest = Path(dest); sw = StoredSweep(dest); rule = sw.spec.get("pilot")
+    if not rule: raise ValueError(f"{dest / 'sweep.yaml'} has no pilot rule to record (pilot: {{step: ..., keep: ...}})")
+    f = dest / PILOT_FILE
+    if f.exists(): raise FileExistsError(f"{f} exists: a pilot is recorded once, when its rule is applied")
+    ranks = pilot_ranks(sw.table if table is None else table, step=rule["step"], keep=rule["keep"], by=pilot_groups(sw.spec),
+                        lrs=(sw.spec.get("axes") or {}).get("train.lr"))
+    n = len(plan_sweep(load_sweep(dest / "sweep.yaml")))
+    if len(ranks) < n or ranks["rank"].isna().any():
+        raise ValueError(f"{len(ranks)} of {n} planned runs have reached step {rule['step']:,} ({int(ranks['rank'].notna().sum())} ranked): "
+                         "a pilot is recorded once every run has its pilot")
+    ranks.to_csv(f, index=False)
+    return f
 
 def write_readme(dest) -> Path: # a results folder (see `readme_text`)
     "Write `dest/README.md` from the folder's plan and data (`readme_text`); returns its path."

@@ -23,12 +23,13 @@ from .verdict import MECHANISMS, MIN_EFFECT   # a corruption matters when O - C 
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
-           'AGREE_MARGIN', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND', 'CHECK_OF_STATUS', 'read_runs_csv', 'collect',
-           'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
+           'AGREE_MARGIN', 'PILOT_FILE', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND', 'CHECK_OF_STATUS', 'read_runs_csv',
+           'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
            'first_step_at', 'pilot_ranks', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task',
-           'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'is_paper_scale',
-           'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs',
-           'seed_runs', 'lr_runs', 'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
+           'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'pilot_groups',
+           'is_paper_scale', 'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across', 'scoreboard',
+           'over_seeds', 'chosen_runs', 'seed_runs', 'lr_runs', 'seed_summary', 'finding_word', 'accuracy_checks',
+           'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -458,6 +459,24 @@ def status_text(self:StoredSweep, plan=None,
     groups = rest.groupby(["state", "detail"], sort=False)["label"].apply(list)
     if len(rest) and list_rest: s += "; " + "; ".join(f"{st}{f' ({d})' if d else ''}: {', '.join(ls)}" for (st, d), ls in groups.items())
     return s + "."
+
+PILOT_FILE = "pilot.csv"   # a results folder's record of its pilot: the ranks its rule read when it was applied
+
+def pilot_groups(spec:dict) -> list[str]:
+    "The config paths that make a pilot group in a sweep (its `sweep.yaml` as a dict): every path its runs or axes set, but the learning rate."
+    paths = [k for r in spec.get("runs") or [] for k in r] + list(spec.get("axes") or {})
+    return [k for k in dict.fromkeys(paths) if k != "train.lr"]
+
+@patch
+def pilot(self:StoredSweep) -> pd.DataFrame:
+    "The pilot of a sweep whose `sweep.yaml` has a `pilot` rule: the ranks as recorded when the rule was applied (`pilot.csv`), else as `pilot_ranks` reads them from the stored table; empty without a rule or data."
+    rule, by = self.spec.get("pilot") or {}, pilot_groups(self.spec)
+    f = self.path / PILOT_FILE
+    if rule and f.exists():
+        t = pd.read_csv(f, dtype={"run_id": str})
+        return t.assign(rank=t["rank"].astype("Int64"), continues=t["continues"].astype(bool))
+    if not rule or self.table.empty: return pd.DataFrame(columns=["run_id", *by, "train.lr", "dev_loss", "dev_acc", "rank", "continues"])
+    return pilot_ranks(self.table, step=rule["step"], keep=rule["keep"], by=by, lrs=(self.spec.get("axes") or {}).get("train.lr"))
 
 # %% ../nbs/07_results.ipynb #4eabc553
 PAPER_SEED = 0   # the paper's one training seed, and the paper-scale presets' `train.seed`: the run the paper's rule reads
