@@ -82,6 +82,29 @@ _README_HEAD = ("| run | variant | steps | minutes | test acc | best dev acc | d
                 "assoc. value | key | query | widest interval |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 _README_FOOT = "\nRun on a 2-core CPU, one math thread per run, beside other work; checkpoints are not stored here.\n"
 
+def _pilot_section(dest:Path, sweep, plan) -> tuple[str, set]:
+    "A piloted sweep's README section (its rule and its table, from `StoredSweep.pilot`), and the ids of the runs the rule stopped."
+    step, keep, sw = sweep.pilot["step"], sweep.pilot["keep"], StoredSweep(dest)
+    ranks, recorded = sw.pilot(), (dest / PILOT_FILE).exists()
+    shown = [k for k in pilot_groups(sw.spec) if len({str(p.overrides.get(k)) for p in plan}) > 1]   # the columns that tell groups apart
+    text = (f"\n**Pilot** (`pilot` in `sweep.yaml`): in each group of runs that differ only in their learning rate, the {keep} "
+            f"rate{'s' * (keep > 1)} with the lowest dev loss at step {step:,} continue to the end and the others stop there; a "
+            f"group is ranked once every rate has reached step {step:,}. {len(ranks)} of {len(plan)} runs have reached it.")
+    if recorded: text += (f" The values are those recorded in `{PILOT_FILE}` when the rule was applied: a run trained again from step 0 "
+                          f"on another machine can differ slightly at step {step:,} (floating-point rounding differs between CPUs), and "
+                          "its rows in `results.csv` are that run's.")
+    text += "\n"
+    if not len(ranks): return text, set()
+    def row(r) -> str:
+        ranked = not pd.isna(r["rank"])
+        cells = [f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]) for k in shown]
+        cells += [f"{r['train.lr']:g}", _cell(r.dev_loss, "{:.3f}"), _cell(r.dev_acc, "{:.3f}"),
+                  str(int(r["rank"])) if ranked else "–", ("yes" if r.continues else "no") if ranked else "–"]
+        return "| " + " | ".join(cells) + " |"
+    head = [*shown, "lr", f"dev loss at {step:,}", f"dev acc at {step:,}", "rank", "continues"]
+    text += "\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n" + "\n".join(row(r) for _, r in ranks.iterrows()) + "\n"
+    return text, set(ranks.run_id[ranks["rank"].notna() & ~ranks.continues])
+
 def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and results.csv, mechanism/, status/ as `export_sweep` writes them
     "The README.md of the results folder `dest`, from its plan and its data: the sweep, its finished runs with their verdicts, the runs to come."
     dest = Path(dest)
@@ -91,25 +114,7 @@ def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and res
     df = pd.read_csv(dest / "results.csv", low_memory=False, dtype={"run_id": str}) if (dest / "results.csv").exists() else None
     status = {f.stem: json.loads(f.read_text()) for f in sorted((dest / "status").glob("*.json"))} if (dest / "status").is_dir() else {}
     left_at = first_step_at(df) if df is not None else pd.Series(dtype=int)   # where each run leaves the plateau
-    stopped, pilot_text = set(), ""
-    if sweep.pilot:                                                            # the rule for stopping runs early, and what it decided
-        step, keep, sw = sweep.pilot["step"], sweep.pilot["keep"], StoredSweep(dest)
-        ranks, by, recorded = sw.pilot(), pilot_groups(sw.spec), (dest / PILOT_FILE).exists()
-        shown = [k for k in by if len({str(p.overrides.get(k)) for p in plan}) > 1]          # the columns that tell the groups apart
-        stopped = set(ranks.run_id[ranks["rank"].notna() & ~ranks.continues]) if len(ranks) else set()
-        pilot_text = (f"\n**Pilot** (`pilot` in `sweep.yaml`): in each group of runs that differ only in their learning rate, the {keep} "
-                      f"rate{'s' * (keep > 1)} with the lowest dev loss at step {step:,} continue to the end and the others stop there; a "
-                      f"group is ranked once every rate has reached step {step:,}. {len(ranks)} of {len(plan)} runs have reached it."
-                      + (f" The values are those recorded in `{PILOT_FILE}` when the rule was applied: a run trained again from step 0 on "
-                         f"another machine can differ slightly at step {step:,} (floating-point rounding differs between CPUs), and its "
-                         "rows in `results.csv` are that run's." if recorded else "") + "\n")
-        if len(ranks):
-            pilot_text += ("\n| " + " | ".join([*shown, "lr", f"dev loss at {step:,}", f"dev acc at {step:,}", "rank", "continues"]) + " |\n|"
-                           + "---|" * (len(shown) + 5) + "\n" + "\n".join(
-                "| " + " | ".join([*(f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]) for k in shown), f"{r['train.lr']:g}",
-                                   _cell(r.dev_loss, "{:.3f}"), _cell(r.dev_acc, "{:.3f}"),
-                                   "–" if pd.isna(r["rank"]) else str(int(r["rank"])), "–" if pd.isna(r["rank"]) else "yes" if r.continues else "no"]) + " |"
-                for _, r in ranks.iterrows()) + "\n")
+    pilot_text, stopped = _pilot_section(dest, sweep, plan) if sweep.pilot else ("", set())
     rows, waiting, halted = [], [], []
     for p in plan:
         mech_file, st = dest / "mechanism" / f"{p.id}.json", status.get(p.id, {})

@@ -63,6 +63,8 @@ def digests(snap:dict) -> dict:
 # (`python tests/test_scales.py snapshot.json pins.json` writes today's.)
 # scale/cpu and sweep_constants were re-pinned when `modern_mixers`, `modern_mixers_atr` and `modern_mixers_mqar` joined the cpu scale's zoos: only the zoo changed (with
 # the earlier zoo both equal their earlier pins), no experiment, plan or run id.
+# The 26 sweep presets were re-pinned when `SweepConfig` gained its `pilot` field (empty in every preset): with that empty
+# field left out of the fields and their repr, all 88 digests equal their earlier pins; no experiment, plan or run id changed.
 PINNED = {
     "experiment/ar": "3fead980de3c", "experiment/ar-cpu": "bd4df6ef6f1e", "experiment/ar_1layer": "f84543ab2b6c",
     "experiment/ar_1layer-cpu": "733c90e59ae6", "experiment/ar_3layer": "3d4020cf2d23",
@@ -92,17 +94,17 @@ PINNED = {
     "experiment/atr_mamba_noconv-cpu": "8d1ae25d2b53", "experiment/atr_medium": "157688548f42",
     "experiment/atr_medium-cpu": "6f7db48c4721", "experiment/atr_sibling": "48953db1f050",
     "experiment/atr_sibling-cpu": "7d0fd3fc9526", "experiment/mqar": "cf8c2bc18a5a",
-    "experiment/mqar-cpu": "61ad6297fb9a", "sweep/ar_gen": "c32e12d71932", "sweep/ar_gen-cpu": "e0df7bdecd78",
-    "sweep/ar_main": "98db831fbb72", "sweep/ar_main-cpu": "a4fbef1cff34", "sweep/atr_gen": "54c8187f09c4",
-    "sweep/atr_gen-cpu": "61f1f6b1d301", "sweep/atr_main_easy": "23b52397c15d",
-    "sweep/atr_main_easy-cpu": "b451c56885f0", "sweep/atr_main_easy_8192": "35494becbd35",
-    "sweep/atr_main_easy_8192-cpu": "43a498fd36cb", "sweep/atr_main_medium": "2258332e6093",
-    "sweep/atr_main_medium-cpu": "4daeff912811", "sweep/conv_ablation": "10aaacced31b",
-    "sweep/conv_ablation-cpu": "5ec5bfe83ec6", "sweep/depth_ar": "7285828fb191", "sweep/depth_ar-cpu": "87e1a4081d72",
-    "sweep/depth_atr": "30594d3a6dff", "sweep/depth_atr-cpu": "ba31192c11fc", "sweep/mqar_main": "57f02be1ce97",
-    "sweep/mqar_main-cpu": "d47158d9679f", "sweep/positions_ar": "359cb749e829",
-    "sweep/positions_ar-cpu": "401973b37144", "sweep/positions_atr": "67e6c2396bb1",
-    "sweep/positions_atr-cpu": "ad85b5348639", "sweep/sibling": "df35e4163c02", "sweep/sibling-cpu": "122c56f2420e",
+    "experiment/mqar-cpu": "61ad6297fb9a", "sweep/ar_gen": "da8c73ece614", "sweep/ar_gen-cpu": "1393a90d97af",
+    "sweep/ar_main": "e6b018d71d22", "sweep/ar_main-cpu": "4531c157dc3e", "sweep/atr_gen": "30d310ce185a",
+    "sweep/atr_gen-cpu": "d9aedbe2fb88", "sweep/atr_main_easy": "be532f1d4b91",
+    "sweep/atr_main_easy-cpu": "a53ae9980c83", "sweep/atr_main_easy_8192": "0a87c4b85823",
+    "sweep/atr_main_easy_8192-cpu": "830b76c06665", "sweep/atr_main_medium": "4a4cc9c75514",
+    "sweep/atr_main_medium-cpu": "0ffbd982d9fb", "sweep/conv_ablation": "4242a387fd15",
+    "sweep/conv_ablation-cpu": "c52dcea83233", "sweep/depth_ar": "52feb707eef3", "sweep/depth_ar-cpu": "4ce4119f0574",
+    "sweep/depth_atr": "89656bbbd113", "sweep/depth_atr-cpu": "6f05d8904966", "sweep/mqar_main": "baead876cd15",
+    "sweep/mqar_main-cpu": "fe69f6069ae6", "sweep/positions_ar": "f2ddcf666de2",
+    "sweep/positions_ar-cpu": "dafdb598fe72", "sweep/positions_atr": "ab40ca639a0e",
+    "sweep/positions_atr-cpu": "132721c45352", "sweep/sibling": "7b4fda782147", "sweep/sibling-cpu": "abd19dc05c9c",
     "scale/ci": "9ce92c1e5023", "scale/cpu": "7df4daa95074", "scale/paper": "98694aadcd4e",
     "sweep_constants": "898cd19f9ffd"
 }
