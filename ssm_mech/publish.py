@@ -148,11 +148,12 @@ def record_pilot(dest, table=None) -> Path: # a results folder whose sweep.yaml 
     if f.exists(): raise FileExistsError(f"{f} exists: a pilot is recorded once, when its rule is applied")
     ranks = pilot_ranks(sw.table if table is None else table, step=rule["step"], keep=rule["keep"], by=pilot_groups(sw.spec),
                         lrs=(sw.spec.get("axes") or {}).get("train.lr"))
-    n = len(plan_sweep(load_sweep(dest / "sweep.yaml")))
-    if len(ranks) < n or ranks["rank"].isna().any():
-        raise ValueError(f"{len(ranks)} of {n} planned runs have reached step {rule['step']:,} ({int(ranks['rank'].notna().sum())} ranked): "
-                         "a pilot is recorded once every run has its pilot")
-    ranks.to_csv(f, index=False)
+    planned = [p.id for p in plan_sweep(load_sweep(dest / "sweep.yaml"))]
+    reached, have = set(ranks.run_id) & set(planned), set(ranks.run_id[ranks["rank"].notna()]) & set(planned)
+    if len(have) < len(planned):
+        raise ValueError(f"{len(reached)} of {len(planned)} planned runs have reached step {rule['step']:,} and {len(have)} are ranked "
+                         f"(not ranked: {', '.join(sorted(set(planned) - have))}): a pilot is recorded once every run has its pilot")
+    ranks[ranks.run_id.isin(planned)].assign(step=rule["step"], keep=rule["keep"]).to_csv(f, index=False)   # the rule it was read under
     return f
 
 def write_readme(dest) -> Path: # a results folder (see `readme_text`)

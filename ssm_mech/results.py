@@ -146,6 +146,7 @@ def pilot_ranks(df,                        # `collect` output (tidy, with the ru
     "Per run with a dev loss at `step`: its dev loss and accuracy there, its rank by dev loss in its group, and whether it continues."
     by = list(by)
     need_columns(df, ["run_id", "step", "split", "metric", "value", lr, *by])
+    if not by: return pilot_ranks(df.assign(_group=0), step, keep, ["_group"], lrs, lr).drop(columns="_group")   # one group: every run
     at = df[(df["split"] == "dev") & (df["step"] == step) & df["metric"].isin(["loss", "acc"])]
     cols = ["run_id", *by, lr, "dev_loss", "dev_acc", "rank", "continues"]
     if at.empty: return pd.DataFrame(columns=cols)
@@ -474,7 +475,12 @@ def pilot(self:StoredSweep) -> pd.DataFrame:
     f = self.path / PILOT_FILE
     if rule and f.exists():
         t = pd.read_csv(f, dtype={"run_id": str})
-        return t.assign(rank=t["rank"].astype("Int64"), continues=t["continues"].astype(bool))
+        made = {k: sorted(set(t[k])) for k in ("step", "keep") if k in t}
+        if made != {"step": [rule["step"]], "keep": [rule["keep"]]}:
+            raise ValueError(f"{f} records a pilot with {made or 'no step and keep'}, but sweep.yaml's pilot rule is {rule}: "
+                             "the record belongs to another rule (record it again under this one)")
+        return t.drop(columns=["step", "keep"]).assign(rank=t["rank"].astype("Int64"),
+                                                       continues=t["continues"].astype(str).str.lower() == "true")
     if not rule or self.table.empty: return pd.DataFrame(columns=["run_id", *by, "train.lr", "dev_loss", "dev_acc", "rank", "continues"])
     return pilot_ranks(self.table, step=rule["step"], keep=rule["keep"], by=by, lrs=(self.spec.get("axes") or {}).get("train.lr"))
 
@@ -607,7 +613,7 @@ def chosen_runs(board:pd.DataFrame,   # `scoreboard()` output, or some of its ro
 # %% ../nbs/07_results.ipynb #5eed0002
 BEYOND = "beyond the paper"   # a seed's status where the paper reports no number for its cell
 
-def _finished_cells(root, paper) -> tuple:
+def _finished_cells(root, paper) -> tuple|None:
     "The finished runs of the paper-scale sweeps in our data order, each with its cell (any mixer's, the paper's or not); the seed-0 run the paper's rule reads per cell; the paper's values; the cells in the paper's order, then the cells it did not test."
     runs = paper_runs(root, paper)
     if runs.empty: return None
@@ -621,7 +627,7 @@ def _finished_cells(root, paper) -> tuple:
     if base.empty: return None
     chosen = done.set_index("key").loc[_chosen(base).tolist()]
     value = paper.assign(cell=_cell_labels(paper)).set_index("cell")["paper_test_acc"]
-    rank = {c: i for i, c in enumerate(value.index)}
+    rank = {c: i for i, c in enumerate(value.index)}                            # the paper's order, then the cells it did not test
     have = sorted(chosen["cell"], key=lambda c: (rank.get(c, len(rank)), c))
     return done, chosen, value, have
 

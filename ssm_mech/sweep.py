@@ -100,6 +100,10 @@ class SweepConfig:
             for k in ("step", "keep"):
                 v = self.pilot.get(k)
                 if not (isinstance(v, int) and not isinstance(v, bool) and v > 0): raise ValueError(f"sweep.pilot.{k} must be a positive integer, got {_clip(v)}")
+            every = self.overrides.get("train.eval_every", base["train"]["eval_every"])
+            if isinstance(every, int) and every > 0 and self.pilot["step"] % every:
+                raise ValueError(f"sweep.pilot.step {self.pilot['step']} is not a multiple of train.eval_every ({every}): "
+                                 "the runs are never evaluated there, so the pilot would never rank them")
             if len(self.axes.get("train.lr", ())) <= self.pilot["keep"]:
                 raise ValueError(f"sweep.pilot keeps {self.pilot['keep']} learning rate(s) of each group, so it needs more than that on the axis "
                                  f"train.lr; sweep.axes['train.lr'] is {_clip(self.axes.get('train.lr'))}")

@@ -102,17 +102,19 @@ def lr_label(v) -> str:
 def lr_grid(runs:pd.DataFrame,       # `lr_runs` output: one row per cell and learning rate
             digits:int=2,
             ) -> pd.DataFrame:
-    "One row per cell: the paper's number, each learning rate's test accuracy (the chosen run's in bold, '–' where not run) and the chosen run's verdict."
-    need_columns(runs, ["cell", "paper", "lr", "chosen", "test_acc", "verdict"], "(the output of `lr_runs`)")
+    "One row per cell: the paper's number, each learning rate's test accuracy (the chosen run's in bold; '–' where the cell has no finished seed-0 run at that rate) and the chosen run's verdict."
+    need_columns(runs, ["cell", "paper", "lr", "chosen", "test_acc", "verdict"], " (the output of `lr_runs`)")
     lrs = sorted({float(x) for x in runs["lr"]})
+    name = {x: f"lr {lr_label(x)}" for x in lrs}
+    if len(set(name.values())) < len(lrs): name = {x: f"lr {x:g}" for x in lrs}   # rates one digit cannot tell apart
+    num = lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}"
     rows = []
     for cell, g in runs.groupby("cell", sort=False):
-        at = {float(r.lr): (f"**{r.test_acc:.{digits}f}**" if r.chosen else f"{r.test_acc:.{digits}f}") for r in g.itertuples()}
+        at = {float(r.lr): f"**{num(r.test_acc)}**" if r.chosen else num(r.test_acc) for r in g.itertuples()}
         pick = g[g.chosen]
-        rows.append({"cell": cell, "paper": "–" if pd.isna(g.paper.iloc[0]) else f"{g.paper.iloc[0]:.{digits}f}",
-                     **{f"lr {lr_label(x)}": at.get(x, "–") for x in lrs},
+        rows.append({"cell": cell, "paper": num(g.paper.iloc[0]), **{name[x]: at.get(x, "–") for x in lrs},
                      "verdict": pick.verdict.iloc[0] if len(pick) and isinstance(pick.verdict.iloc[0], str) else "–"})
-    return pd.DataFrame(rows, columns=["cell", "paper", *[f"lr {lr_label(x)}" for x in lrs], "verdict"])
+    return pd.DataFrame(rows, columns=["cell", "paper", *name.values(), "verdict"])
 
 # %% ../nbs/07b_viz.ipynb #0aedf2bd
 def with_interval(row,                    # one model's row: `model_table` or `collect` output with `mech.*` columns
