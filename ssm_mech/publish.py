@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .interventions import upgrade_mechanism_file
-from .results import PILOT_FILE, StoredSweep, collect, first_step_at, pilot_groups, pilot_ranks
+from .results import PILOT_FILE, StoredSweep, collect, first_step_at, pilot_groups, pilot_ranks, pilot_stopped
 from .sweep import load_sweep, plan_sweep
 
 # %% auto #0
@@ -91,8 +91,7 @@ def _pilot_section(dest:Path, sweep, plan) -> tuple[str, set]:
             f"rate{'s' * (keep > 1)} with the lowest dev loss at step {step:,} continue to the end and the others stop there; a "
             f"group is ranked once every rate has reached step {step:,}. {len(ranks)} of {len(plan)} runs have reached it.")
     if recorded: text += (f" The values are those recorded in `{PILOT_FILE}` when the rule was applied: a run trained again from step 0 "
-                          f"on another machine can differ slightly at step {step:,} (floating-point rounding differs between CPUs), and "
-                          "its rows in `results.csv` are that run's.")
+                          f"need not repeat its pilot exactly at step {step:,}, and its rows in `results.csv` are that run's.")
     text += "\n"
     if not len(ranks): return text, set()
     def row(r) -> str:
@@ -103,7 +102,7 @@ def _pilot_section(dest:Path, sweep, plan) -> tuple[str, set]:
         return "| " + " | ".join(cells) + " |"
     head = [*shown, "lr", f"dev loss at {step:,}", f"dev acc at {step:,}", "rank", "continues"]
     text += "\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n" + "\n".join(row(r) for _, r in ranks.iterrows()) + "\n"
-    return text, set(ranks.run_id[ranks["rank"].notna() & ~ranks.continues])
+    return text, pilot_stopped(ranks)
 
 def readme_text(dest) -> str: # a results folder: sweep.yaml (the plan), and results.csv, mechanism/, status/ as `export_sweep` writes them
     "The README.md of the results folder `dest`, from its plan and its data: the sweep, its finished runs with their verdicts, the runs to come."

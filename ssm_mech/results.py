@@ -27,9 +27,9 @@ __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', '
            'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
            'first_step_at', 'pilot_ranks', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task',
            'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'pilot_groups',
-           'is_paper_scale', 'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across', 'scoreboard',
-           'over_seeds', 'chosen_runs', 'seed_runs', 'lr_runs', 'seed_summary', 'finding_word', 'accuracy_checks',
-           'mixer_verdicts']
+           'pilot_stopped', 'is_paper_scale', 'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across',
+           'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs', 'lr_runs', 'seed_summary', 'finding_word',
+           'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -483,6 +483,10 @@ def pilot(self:StoredSweep) -> pd.DataFrame:
                                                        continues=t["continues"].astype(str).str.lower() == "true")
     if not rule or self.table.empty: return pd.DataFrame(columns=["run_id", *by, "train.lr", "dev_loss", "dev_acc", "rank", "continues"])
     return pilot_ranks(self.table, step=rule["step"], keep=rule["keep"], by=by, lrs=(self.spec.get("axes") or {}).get("train.lr"))
+
+def pilot_stopped(pilot:pd.DataFrame) -> set:
+    "The run ids a pilot (`pilot_ranks` or `StoredSweep.pilot` output) stops: ranked, and not among those that continue."
+    return set(pilot.run_id[pilot["rank"].notna() & ~pilot["continues"]]) if len(pilot) else set()
 
 # %% ../nbs/07_results.ipynb #4eabc553
 PAPER_SEED = 0   # the paper's one training seed, and the paper-scale presets' `train.seed`: the run the paper's rule reads
