@@ -26,10 +26,10 @@ __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', '
            'AGREE_MARGIN', 'PILOT_FILE', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND', 'CHECK_OF_STATUS', 'read_runs_csv',
            'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
            'first_step_at', 'pilot_ranks', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task',
-           'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'StoredSweep', 'pilot_groups',
-           'pilot_stopped', 'is_paper_scale', 'stored_sweeps', 'paper_runs', 'status_across', 'verdict_across',
-           'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs', 'lr_runs', 'seed_summary', 'finding_word',
-           'accuracy_checks', 'mixer_verdicts']
+           'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'best_of_excess', 'StoredSweep',
+           'pilot_groups', 'pilot_stopped', 'is_paper_scale', 'stored_sweeps', 'paper_runs', 'status_across',
+           'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs', 'lr_runs', 'seed_summary',
+           'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -260,6 +260,23 @@ def cell_status(paper:float, lo:float, hi:float, margin:float=AGREE_MARGIN) -> s
     "'agrees' when `paper` lies in [`lo` - `margin`, `hi` + `margin`] (bounds included), 'differs' when not, 'not run' without an interval."
     if any(v is None or pd.isna(v) for v in (paper, lo, hi)): return "not run"
     return "agrees" if lo - margin - 1e-9 <= paper <= hi + margin + 1e-9 else "differs"
+
+# %% ../nbs/07_results.ipynb #c21e07f1
+def best_of_excess(p:float,   # the accuracy every learning rate shares: each document is answered right with this probability
+                   n:int,     # test documents behind each score
+                   k:int,     # learning rates: the best of `k` scores is reported
+                   ) -> float:
+    "The expected best of `k` independent Binomial(`n`, `p`) / `n` scores, minus `p`: the lift of a best-of-`k` rule alone."
+    if not 0 <= p <= 1: raise ValueError(f"p={p!r}: an accuracy lies in [0, 1]")
+    for name, v in (("n", n), ("k", k)):
+        if isinstance(v, bool) or int(v) != v or v < 1: raise ValueError(f"{name}={v!r}: must be a positive whole number")
+    if p in (0, 1): return 0.0                                              # every score is p
+    n, k = int(n), int(k)
+    c = np.arange(n + 1)                                                    # documents right
+    log_pmf = (math.lgamma(n + 1) - np.array([math.lgamma(x + 1) + math.lgamma(n - x + 1) for x in c])
+               + c * math.log(p) + (n - c) * math.log1p(-p))
+    cdf = np.minimum(np.cumsum(np.exp(log_pmf)), 1.0)                       # P(a score <= c / n)
+    return max(0.0, float(np.sum(1.0 - cdf[:-1] ** k) / n - p))             # E[max] = sum over c of P(max > c), in documents; >= 0 (rounding aside)
 
 # %% ../nbs/07_results.ipynb #f2deec55
 class StoredSweep:
