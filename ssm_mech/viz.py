@@ -13,14 +13,14 @@ import pandas as pd
 import matplotlib.pyplot as plt
 
 from .interventions import MIN_EFFECT
-from .results import PAPER_SEED, best_over_lr, final_metrics, need_columns
+from .results import PAPER_SEED, best_over_lr, final_metrics, need_columns, over_seeds
 from .explorer import restoration_grid   # the layer × position grid of a patching summary
 
 # %% auto #0
 __all__ = ['MIXER_ORDER', 'MECHANISM_OF', 'MIXER_MARKERS', 'STATUS_COLORS', 'mixer_colors', 'mixer_marker', 'model_table',
            'md_table', 'lr_label', 'lr_grid', 'with_interval', 'plot_accuracy_vs_width', 'plot_association_scatter',
            'plot_position_boxes', 'plot_restoration_heatmap', 'plot_restoration_heatmaps', 'plot_conv_size',
-           'plot_curves', 'plot_scoreboard', 'plot_seeds']
+           'plot_curves', 'plot_scoreboard', 'cell_table', 'plot_seeds']
 
 # %% ../nbs/07b_viz.ipynb #16f1e780
 MIXER_ORDER = ("attention", "based", "mamba", "deltanet", "h3", "hyena", "base_conv", "mamba2", "gla",
@@ -386,6 +386,38 @@ def plot_scoreboard(board,                    # `scoreboard()` output (one row p
     ax.set_xlabel("the paper's final test accuracy"); ax.set_ylabel("ours (best over our learning rates)")
     ax.set_title(f"{len(t)} cells of the paper run on its data", fontsize=9); ax.grid(alpha=0.3)
     return ax
+
+# %% ../nbs/07b_viz.ipynb #bf4b507b
+def _lrs_run(lrs, lr) -> str:
+    "The learning rates of a scoreboard row ('0.0001, 0.001') as the pages write them, the chosen `lr` in bold; '–' when not run."
+    if not isinstance(lrs, str) or pd.isna(lr): return "–"
+    return ", ".join(f"**{lr_label(v)}**" if np.isclose(float(v), float(lr), rtol=1e-5, atol=0) else lr_label(v) for v in lrs.split(", "))
+
+def cell_table(cells:pd.DataFrame,                     # rows of `scoreboard()` (with `all_cells=True`, some may be 'not run')
+               lead:dict|None=None,                    # the columns naming each cell, first: name -> values in the order of `cells`
+               claim:bool=False,                       # add "paper's claim": the paper's mechanism, 'fails' where it claims none
+               paper_mechanism_in_verdict:bool=False,  # write ' (paper: X)' after a verdict that is not the mechanism X the paper claims
+               across_seeds:bool=True,                 # add "over its seeds" (`over_seeds`)
+               ) -> pd.DataFrame:
+    "The chapters' scoreboard table, for `md_table`: `lead`, the paper's accuracy, ours with its 95% interval, the learning rates run (the chosen one in bold), the seeds ('1 (one seed)' for one), the verdict, optionally the paper's claim, the status, and the status and verdict over the seeds; '–' wherever a cell has no run."
+    need_columns(cells, ["paper", "ours", "lo", "hi", "lr", "lrs", "n_seeds", "verdict", "paper_mechanism", "status"]
+                 + ["seed_status", "seed_verdict"] * across_seeds, " (pass rows of scoreboard())")
+    lead = {k: list(v) for k, v in (lead or {}).items()}
+    bad = [k for k, v in lead.items() if len(v) != len(cells)]
+    if bad: raise ValueError(f"lead column(s) {bad} do not have one value per row of `cells` ({len(cells)})")
+    ran = [isinstance(v, str) for v in cells["verdict"]]
+    claims = [m if isinstance(m, str) else None for m in cells["paper_mechanism"]]
+    verdict = [v + (f" (paper: {m})" if paper_mechanism_in_verdict and m is not None and v != m else "") if r else "–"
+               for r, v, m in zip(ran, cells["verdict"], claims)]
+    out = {**lead, "paper": cells["paper"].to_numpy(float),
+           "ours [95% CI]": ["–" if pd.isna(o) else f"{o:.2f} [{lo:.2f}, {hi:.2f}]" for o, lo, hi in zip(cells["ours"], cells["lo"], cells["hi"])],
+           "lrs run (chosen in bold)": [_lrs_run(l, lr) for l, lr in zip(cells["lrs"], cells["lr"])],
+           "seeds": ["–" if pd.isna(n) else "1 (one seed)" if n == 1 else f"{n:.0f}" for n in cells["n_seeds"]],
+           "verdict": verdict}
+    if claim: out["paper's claim"] = [m or "fails" for m in claims]
+    out["status"] = list(cells["status"])
+    if across_seeds: out["over its seeds"] = over_seeds(cells)
+    return pd.DataFrame(out)
 
 # %% ../nbs/07b_viz.ipynb #5eed0102
 def plot_seeds(runs,                    # `seed_runs()` output: one row per cell and seed
