@@ -269,7 +269,8 @@ def best_of_excess(p:float,   # the accuracy every learning rate shares: each do
     "The expected best of `k` independent Binomial(`n`, `p`) / `n` scores, minus `p`: the lift of a best-of-`k` rule alone."
     if not 0 <= p <= 1: raise ValueError(f"p={p!r}: an accuracy lies in [0, 1]")
     for name, v in (("n", n), ("k", k)):
-        if isinstance(v, bool) or int(v) != v or v < 1: raise ValueError(f"{name}={v!r}: must be a positive whole number")
+        whole = isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer())
+        if isinstance(v, bool) or not whole or v < 1: raise ValueError(f"{name}={v!r}: must be a positive whole number")
     if p in (0, 1): return 0.0                                              # every score is p
     n, k = int(n), int(k)
     c = np.arange(n + 1)                                                    # documents right
