@@ -23,13 +23,13 @@ from .verdict import MECHANISMS, MIN_EFFECT   # a corruption matters when O - C 
 
 # %% auto #0
 __all__ = ['STANDARD_COLUMNS', 'PAPER_CSV', 'CELL', 'PAPER_DATA', 'ATR_TASKS', 'DEFAULT_KWARGS', 'PAPER_MECHANISM', 'PAPER_FAILS',
-           'AGREE_MARGIN', 'PILOT_FILE', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND', 'CHECK_OF_STATUS', 'read_runs_csv',
-           'collect', 'final_metrics', 'need_columns', 'best_over_lr', 'best_by_dev', 'mechanism_filter', 'run_curve',
-           'first_step_at', 'pilot_ranks', 'widest_interval', 'paper_numbers', 'cell_label', 'paper_task',
-           'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status', 'best_of_excess', 'StoredSweep',
-           'pilot_groups', 'pilot_stopped', 'is_paper_scale', 'stored_sweeps', 'paper_runs', 'status_across',
-           'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs', 'lr_runs', 'seed_summary',
-           'finding_word', 'accuracy_checks', 'mixer_verdicts']
+           'AGREE_MARGIN', 'PAPER_EVAL_DOCS', 'PAPER_N_RATES', 'PILOT_FILE', 'PAPER_SEED', 'PAPER_SELECT', 'BEYOND',
+           'CHECK_OF_STATUS', 'read_runs_csv', 'collect', 'final_metrics', 'need_columns', 'best_over_lr',
+           'best_by_dev', 'mechanism_filter', 'run_curve', 'first_step_at', 'pilot_ranks', 'widest_interval',
+           'paper_numbers', 'cell_label', 'paper_task', 'paper_variant', 'paper_cell', 'paper_mechanism', 'cell_status',
+           'best_of_excess', 'StoredSweep', 'pilot_groups', 'pilot_stopped', 'is_paper_scale', 'stored_sweeps',
+           'paper_runs', 'status_across', 'verdict_across', 'scoreboard', 'over_seeds', 'chosen_runs', 'seed_runs',
+           'lr_runs', 'seed_summary', 'finding_word', 'accuracy_checks', 'mixer_verdicts']
 
 # %% ../nbs/07_results.ipynb #852a4a22
 STANDARD_COLUMNS = ["task.task", "model.mixer", "model.d_model", "model.n_layers", "model.pos_emb", "train.lr"]
@@ -262,6 +262,8 @@ def cell_status(paper:float, lo:float, hi:float, margin:float=AGREE_MARGIN) -> s
     return "agrees" if lo - margin - 1e-9 <= paper <= hi + margin + 1e-9 else "differs"
 
 # %% ../nbs/07_results.ipynb #c21e07f1
+PAPER_EVAL_DOCS, PAPER_N_RATES = 320, 5   # the paper's rule: each run scored on 5 batches of 64 test documents, the best of 5 learning rates
+
 def best_of_excess(p:float,   # the accuracy every learning rate shares: each document is answered right with this probability
                    n:int,     # test documents behind each score
                    k:int,     # learning rates: the best of `k` scores is reported
